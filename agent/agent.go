@@ -1,0 +1,275 @@
+// Package agent runs one coding agent process: it starts the agent in its own
+// process group with the prompt on stdin or as an argument, streams the
+// agent's output to the terminal while scanning it for the final message,
+// tokens and cost, enforces a hard and an idle timeout, and makes sure the
+// agent and everything it started are gone when Run returns.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/tail"
+)
+
+// Format says how the agent's standard output is to be read.
+type Format int
+
+const (
+	// Text is plain output; the final message is the tail of stdout.
+	Text Format = iota
+	// ClaudeStreamJSON is the output of
+	// `claude -p --output-format stream-json --verbose`: one JSON event per line.
+	ClaudeStreamJSON
+)
+
+// String returns the format's name.
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case ClaudeStreamJSON:
+		return "claude-stream-json"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Reasons for Result.Stopped.
+const (
+	StoppedTimeout     = "timeout"
+	StoppedIdle        = "idle"
+	StoppedInterrupted = "interrupted"
+)
+
+// Bounds on what is kept of the agent's output.
+const (
+	MaxFinalMessage = 64 << 10
+	maxStderr       = 4 << 10
+)
+
+// Options describe one agent run.
+type Options struct {
+	Argv        []string      // program and arguments; the prompt is appended when PromptArg
+	Dir         string        // working directory
+	Env         []string      // the complete environment of the child (see Environ)
+	Prompt      string        // the prompt
+	PromptArg   bool          // true: prompt as the last argument and stdin is /dev/null; false: prompt on stdin, then stdin closed
+	Timeout     time.Duration // hard limit (0: none)
+	IdleTimeout time.Duration // no output (stdout or stderr) for this long: stopped (0: none)
+	Grace       time.Duration // SIGINT → SIGKILL delay (0: 5s)
+	Output      io.Writer     // where the agent's output is shown live (the terminal, or io.Discard); nil discards
+	Format      Format        // how stdout is read
+}
+
+// Result is what ralph learnt from one agent run.
+type Result struct {
+	ExitCode     int           // exit status; 128+sig when killed by a signal; -1 if it never started
+	Duration     time.Duration // from start until the agent and its group were gone
+	FinalMessage string        // the agent's final message, at most MaxFinalMessage bytes (the tail for Text)
+	InputTokens  int64         // for Claude: input_tokens + cache_creation_input_tokens + cache_read_input_tokens of the result event
+	OutputTokens int64         // for Claude: output_tokens of the result event
+	CostUSD      float64       // for Claude: total_cost_usd of the result event
+	CostKnown    bool          // CostUSD was reported by the agent
+	Stopped      string        // "" | "timeout" | "idle" | "interrupted" (ctx cancelled)
+	APIError     bool          // Claude's result had is_error: true (even when subtype says success)
+	Stderr       string        // last 4 KiB of stderr, for error messages
+}
+
+// NotFoundError is returned when the program cannot be started because it
+// does not exist or is not executable.
+type NotFoundError struct {
+	Program string
+	Err     error
+}
+
+// Error says which program is missing and why, e.g. `agent program "claude"
+// not found: exec: "claude": executable file not found in $PATH`.
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("agent program %q not found: %v", e.Program, e.Err)
+}
+
+// Unwrap returns the lookup error.
+func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// Run starts the agent, feeds the prompt, streams its output to o.Output
+// while scanning it, enforces the timeouts, and returns when the process (and
+// its group) is gone. A non-zero exit, a timeout or an interruption is not an
+// error: it is reported in Result. Errors are only for failing to start
+// (*NotFoundError for a missing program) or setting up I/O.
+func Run(ctx context.Context, o Options) (Result, error) {
+	res := Result{ExitCode: -1}
+	if len(o.Argv) == 0 {
+		return res, errors.New("run agent: empty command")
+	}
+	prog := o.Argv[0]
+	if err := lookPath(prog, o.Dir); err != nil {
+		return res, &NotFoundError{Program: prog, Err: err}
+	}
+	if ctx.Err() != nil {
+		res.Stopped = StoppedInterrupted
+		return res, nil
+	}
+
+	shown := &lockedWriter{w: o.Output}
+	if o.Output == nil {
+		shown.w = io.Discard
+	}
+	var act activity
+	stderr := tail.New(maxStderr)
+	var out stdoutReader
+	switch o.Format {
+	case Text:
+		out = newTextReader(shown)
+	case ClaudeStreamJSON:
+		out = newClaudeReader(shown)
+	default:
+		return res, fmt.Errorf("run agent %s: unknown output format %v", prog, o.Format)
+	}
+
+	argv := o.Argv
+	var stdin io.Reader
+	if o.PromptArg {
+		argv = append(argv[:len(argv):len(argv)], o.Prompt)
+	} else {
+		stdin = strings.NewReader(o.Prompt)
+	}
+
+	start := time.Now()
+	act.touch(start)
+	p, err := proc.Start(ctx, proc.Config{
+		Argv:   argv,
+		Dir:    o.Dir,
+		Env:    o.Env,
+		Stdin:  stdin,
+		Stdout: &activityWriter{act: &act, w: out},
+		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shown)},
+		Grace:  o.Grace,
+	})
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return res, &NotFoundError{Program: prog, Err: err}
+		}
+		return res, fmt.Errorf("run agent: %w", err)
+	}
+
+	var timeout, idle <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var idleTimer *time.Timer
+	if o.IdleTimeout > 0 {
+		idleTimer = time.NewTimer(o.IdleTimeout)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	stop := func(reason string) {
+		res.Stopped = reason
+		timeout, idle = nil, nil
+		p.Stop()
+	}
+wait:
+	for {
+		select {
+		case <-p.Done():
+			break wait
+		case <-timeout:
+			stop(StoppedTimeout)
+		case now := <-idle:
+			// The timer is not reset on every byte; when it fires, it is
+			// re-armed for the rest of the period since the last output.
+			if quiet := now.Sub(act.last()); quiet >= o.IdleTimeout {
+				stop(StoppedIdle)
+			} else {
+				idleTimer.Reset(o.IdleTimeout - quiet)
+			}
+		}
+	}
+	res.ExitCode = p.Wait()
+	res.Duration = time.Since(start)
+	if res.Stopped == "" && ctx.Err() != nil {
+		// proc stopped the agent on ctx's behalf.
+		res.Stopped = StoppedInterrupted
+	}
+	out.finish(&res)
+	res.Stderr = stderr.String()
+	return res, nil
+}
+
+// lookPath checks that prog can be executed the way os/exec will run it: by
+// searching $PATH for a bare name, or as a path relative to dir (where the
+// child starts) when it contains a slash.
+func lookPath(prog, dir string) error {
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
+		_, err := exec.LookPath(filepath.Join(dir, prog))
+		return err
+	}
+	_, err := exec.LookPath(prog)
+	return err
+}
+
+// stdoutReader consumes the agent's stdout as it arrives.
+type stdoutReader interface {
+	io.Writer
+	// finish is called once stdout is closed and fills in what was learnt.
+	finish(*Result)
+}
+
+// textReader shows stdout as it is and keeps its tail as the final message.
+type textReader struct {
+	shown io.Writer
+	tail  *tail.Buffer
+}
+
+func newTextReader(shown io.Writer) *textReader {
+	return &textReader{shown: shown, tail: tail.New(MaxFinalMessage)}
+}
+
+func (r *textReader) Write(p []byte) (int, error) {
+	r.shown.Write(p)
+	return r.tail.Write(p)
+}
+
+func (r *textReader) finish(res *Result) { res.FinalMessage = r.tail.String() }
+
+// activity records when the agent last wrote anything.
+type activity struct{ nanos atomic.Int64 }
+
+func (a *activity) touch(t time.Time) { a.nanos.Store(t.UnixNano()) }
+func (a *activity) last() time.Time   { return time.Unix(0, a.nanos.Load()) }
+
+// activityWriter marks activity on every write before passing it on.
+type activityWriter struct {
+	act *activity
+	w   io.Writer
+}
+
+func (w *activityWriter) Write(p []byte) (int, error) {
+	w.act.touch(time.Now())
+	return w.w.Write(p)
+}
+
+// lockedWriter serialises the writes of the stdout and stderr goroutines to
+// the terminal, and ignores its errors: a terminal that went away must not
+// stop ralph from scanning the output.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.w.Write(p)
+	return len(p), nil
+}

@@ -1,0 +1,397 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// Short stop delays keep the tests fast; fallback is a hard limit on agents
+// that should end by themselves, so a regression fails instead of hanging.
+const (
+	testGrace = 100 * time.Millisecond
+	fallback  = 20 * time.Second
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// script returns Options running a shell script as the agent.
+func script(s string) Options {
+	return Options{
+		Argv:    []string{"sh", "-c", s, "sh"},
+		Env:     os.Environ(),
+		Grace:   testGrace,
+		Timeout: fallback,
+		Output:  &syncBuffer{},
+	}
+}
+
+func run(tb testing.TB, o Options) Result {
+	tb.Helper()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		tb.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestPromptOnStdin(t *testing.T) {
+	o := script(`echo "args: $#"; cat`)
+	o.Prompt = "fix the cart\nplease"
+	res := run(t, o)
+	if res.ExitCode != 0 || res.Stopped != "" {
+		t.Errorf("exit %d, stopped %q; want 0, \"\"", res.ExitCode, res.Stopped)
+	}
+	if want := "args: 0\nfix the cart\nplease"; res.FinalMessage != want {
+		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, want)
+	}
+	if got := o.Output.(*syncBuffer).String(); got != res.FinalMessage {
+		t.Errorf("Output = %q, want %q", got, res.FinalMessage)
+	}
+}
+
+func TestPromptAsArgument(t *testing.T) {
+	// stdin is /dev/null: cat ends at once instead of waiting for input.
+	o := script(`printf 'arg: %s\n' "$1"; cat; echo end`)
+	o.Prompt = "fix the cart"
+	o.PromptArg = true
+	res := run(t, o)
+	if res.Stopped != "" {
+		t.Fatalf("stopped %q: cat did not get EOF on stdin", res.Stopped)
+	}
+	if want := "arg: fix the cart\nend\n"; res.FinalMessage != want {
+		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, want)
+	}
+	if !slices.Equal(o.Argv, []string{"sh", "-c", `printf 'arg: %s\n' "$1"; cat; echo end`, "sh"}) {
+		t.Errorf("Run changed o.Argv to %q", o.Argv)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	o := script(`echo "FOO=$FOO"; echo "CLAUDECODE=${CLAUDECODE-unset}"`)
+	o.Env = Environ(append(os.Environ(), "CLAUDECODE=1", "FOO=old"), "FOO=bar")
+	res := run(t, o)
+	if want := "FOO=bar\nCLAUDECODE=unset\n"; res.FinalMessage != want {
+		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, want)
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("#!/bin/sh\necho relative to dir\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := script("")
+	o.Argv = []string{"./agent.sh"}
+	o.Dir = dir
+	res := run(t, o)
+	if want := "relative to dir\n"; res.FinalMessage != want {
+		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, want)
+	}
+}
+
+func TestExitCodeAndStderr(t *testing.T) {
+	o := script(`echo out; echo "something broke" >&2; exit 3`)
+	res := run(t, o)
+	if res.ExitCode != 3 {
+		t.Errorf("ExitCode = %d, want 3", res.ExitCode)
+	}
+	if res.Stderr != "something broke\n" {
+		t.Errorf("Stderr = %q, want %q", res.Stderr, "something broke\n")
+	}
+	if res.FinalMessage != "out\n" {
+		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, "out\n")
+	}
+	// stderr is passed through to the terminal as well.
+	if got := o.Output.(*syncBuffer).String(); !strings.Contains(got, "something broke\n") || !strings.Contains(got, "out\n") {
+		t.Errorf("Output = %q, want both streams", got)
+	}
+	if res.Duration <= 0 {
+		t.Errorf("Duration = %v, want > 0", res.Duration)
+	}
+}
+
+func TestStops(t *testing.T) {
+	sigint, sigkill := 128+int(syscall.SIGINT), 128+int(syscall.SIGKILL)
+	tests := []struct {
+		name     string
+		script   string
+		timeout  time.Duration
+		idle     time.Duration
+		stopped  string
+		exitCode int
+	}{
+		{"timeout", "sleep 100", 200 * time.Millisecond, 0, StoppedTimeout, sigint},
+		{"timeout ignoring SIGINT", "trap '' INT; sleep 100", 200 * time.Millisecond, 0, StoppedTimeout, sigkill},
+		{"idle", "echo working; exec sleep 100", fallback, 200 * time.Millisecond, StoppedIdle, sigint},
+		{"idle ignoring SIGINT", "trap '' INT; echo working >&2; sleep 100", fallback, 200 * time.Millisecond, StoppedIdle, sigkill},
+		{"timeout before idle", "sleep 100", 200 * time.Millisecond, fallback, StoppedTimeout, sigint},
+		// 15 lines 50ms apart: 750ms in all, more than twice the idle
+		// timeout, but never quiet for a sixth of it.
+		{"steady output is not idle", "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo $i; sleep 0.05; done", fallback, 300 * time.Millisecond, "", 0},
+		{"steady stderr is not idle", "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo $i >&2; sleep 0.05; done", fallback, 300 * time.Millisecond, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := script(tt.script)
+			o.Timeout = tt.timeout
+			o.IdleTimeout = tt.idle
+			res := run(t, o)
+			if res.Stopped != tt.stopped {
+				t.Errorf("Stopped = %q, want %q", res.Stopped, tt.stopped)
+			}
+			if res.ExitCode != tt.exitCode {
+				t.Errorf("ExitCode = %d, want %d", res.ExitCode, tt.exitCode)
+			}
+		})
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The trap's exit code proves the agent got SIGINT. A trapped signal
+	// interrupts wait, and nothing is forked after "ready", so the SIGINT
+	// cannot fall into a fork and be missed.
+	o := script("trap 'exit 42' INT; sleep 100 & echo ready; wait")
+	out := &readyWriter{ready: make(chan struct{})}
+	o.Output = out
+	go func() {
+		<-out.ready
+		cancel()
+	}()
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Stopped != StoppedInterrupted {
+		t.Errorf("Stopped = %q, want %q", res.Stopped, StoppedInterrupted)
+	}
+	if res.ExitCode != 42 {
+		t.Errorf("ExitCode = %d, want 42", res.ExitCode)
+	}
+
+	// Cancelled before it began: never started, not an error.
+	res, err = Run(ctx, script("echo never"))
+	if err != nil || res.Stopped != StoppedInterrupted || res.ExitCode != -1 {
+		t.Errorf("Run with a cancelled ctx = %+v, %v; want stopped %q, exit -1, nil", res, err, StoppedInterrupted)
+	}
+}
+
+// readyWriter closes ready on the first write.
+type readyWriter struct {
+	once  sync.Once
+	ready chan struct{}
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.ready) })
+	return len(p), nil
+}
+
+func TestLargeOutputIsBounded(t *testing.T) {
+	// 10 MB on stdout and 1 MB on stderr; only the tails are kept.
+	o := script(`head -c 1000000 /dev/zero | tr '\0' e >&2; head -c 10000000 /dev/zero | tr '\0' a; echo; echo "<ralph>done</ralph>"`)
+	var shown countWriter
+	o.Output = &shown
+	res := run(t, o)
+	if len(res.FinalMessage) != MaxFinalMessage {
+		t.Errorf("len(FinalMessage) = %d, want %d", len(res.FinalMessage), MaxFinalMessage)
+	}
+	if !strings.HasSuffix(res.FinalMessage, "a\n<ralph>done</ralph>\n") {
+		t.Errorf("FinalMessage ends %q, want the end of stdout", res.FinalMessage[max(0, len(res.FinalMessage)-40):])
+	}
+	if len(res.Stderr) != 4<<10 {
+		t.Errorf("len(Stderr) = %d, want %d", len(res.Stderr), 4<<10)
+	}
+	if want := 10000000 + 1 + len("<ralph>done</ralph>\n") + 1000000; shown.n != want {
+		t.Errorf("Output received %d bytes, want %d", shown.n, want)
+	}
+}
+
+// countWriter counts what it is given; Run serialises writes to Output.
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
+}
+
+func TestNotFound(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notexec.sh"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, prog := range []string{"ralph-no-such-agent", "./missing.sh", "./notexec.sh", filepath.Join(dir, "missing.sh")} {
+		t.Run(prog, func(t *testing.T) {
+			o := script("")
+			o.Argv = []string{prog, "-p"}
+			o.Dir = dir
+			res, err := Run(context.Background(), o)
+			var nf *NotFoundError
+			if !errors.As(err, &nf) {
+				t.Fatalf("Run error = %v, want a *NotFoundError", err)
+			}
+			if nf.Program != prog {
+				t.Errorf("Program = %q, want %q", nf.Program, prog)
+			}
+			if want := `agent program "` + prog + `" not found: `; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error = %q, want it to start with %q", err, want)
+			}
+			if res.ExitCode != -1 {
+				t.Errorf("ExitCode = %d, want -1", res.ExitCode)
+			}
+		})
+	}
+}
+
+func TestStartError(t *testing.T) {
+	o := script("true")
+	o.Dir = filepath.Join(t.TempDir(), "missing")
+	_, err := Run(context.Background(), o)
+	var nf *NotFoundError
+	if err == nil || errors.As(err, &nf) {
+		t.Errorf("Run error = %v, want a start error that is not a *NotFoundError", err)
+	}
+	if _, err := Run(context.Background(), Options{}); err == nil {
+		t.Error("Run with no Argv succeeded, want an error")
+	}
+}
+
+func TestClaudeStreamJSON(t *testing.T) {
+	o := script("")
+	o.Argv = []string{"cat", filepath.Join("testdata", "claude-stream.jsonl")}
+	o.Format = ClaudeStreamJSON
+	res := run(t, o)
+	want := Result{
+		FinalMessage: "The cart total is now summed and all tests pass.\n\n<ralph>done</ralph>",
+		InputTokens:  26 + 9400 + 27900,
+		OutputTokens: 208,
+		CostUSD:      0.0123,
+		CostKnown:    true,
+	}
+	got := res
+	got.Duration = 0
+	if got != want {
+		t.Errorf("Run = %+v\nwant  %+v", got, want)
+	}
+	shown := o.Output.(*syncBuffer).String()
+	for _, line := range []string{
+		"● session started: claude-sonnet-4-5-20250929\n",
+		"I'll start by running the tests to see what fails.\n",
+		"→ Bash: go test ./...\n",
+		"→ Edit: /work/shop/cart.go\n",
+		"  ✗ <tool_use_error>String to replace not found in file.\n",
+		"✓ result: 12 turns, $0.0123\n",
+	} {
+		if !strings.Contains(shown, line) {
+			t.Errorf("Output lacks %q", line)
+		}
+	}
+	if strings.Contains(shown, `"type"`) {
+		t.Errorf("Output shows raw JSON:\n%s", shown)
+	}
+	golden(t, filepath.Join("testdata", "claude-render.golden"), shown)
+}
+
+func TestClaudeAPIError(t *testing.T) {
+	o := script("")
+	o.Argv = []string{"cat", filepath.Join("testdata", "claude-api-error.jsonl")}
+	o.Format = ClaudeStreamJSON
+	res := run(t, o)
+	if !res.APIError {
+		t.Error("APIError = false, want true")
+	}
+	if !res.CostKnown || res.CostUSD != 0 {
+		t.Errorf("cost = %v (known %v), want 0 (known)", res.CostUSD, res.CostKnown)
+	}
+	if !strings.HasPrefix(res.FinalMessage, "API Error: 529") {
+		t.Errorf("FinalMessage = %q, want the API error", res.FinalMessage)
+	}
+	shown := o.Output.(*syncBuffer).String()
+	if want := "✗ result: 1 turn, $0.0000 — API Error: 529"; !strings.Contains(shown, want) {
+		t.Errorf("Output = %q, want it to contain %q", shown, want)
+	}
+}
+
+func TestClaudeHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	result := `{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"after the flood","total_cost_usd":0.5,"usage":{"input_tokens":1,"output_tokens":2}}`
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte(result), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A 5 MB line (no newline inside it), then the result line, itself
+	// without a final newline.
+	o := script(`head -c 5000000 /dev/zero | tr '\0' x; echo; echo 'not json'; cat result.json`)
+	o.Dir = dir
+	o.Format = ClaudeStreamJSON
+	res := run(t, o)
+	if res.FinalMessage != "after the flood" || res.CostUSD != 0.5 || res.InputTokens != 1 || res.OutputTokens != 2 {
+		t.Errorf("Run = %+v; want the result line parsed", res)
+	}
+	shown := o.Output.(*syncBuffer).String()
+	if len(shown) > 1000 {
+		t.Errorf("Output holds %d bytes; the huge line should be passed over", len(shown))
+	}
+	for _, want := range []string{"passed over an output line of 5000000 bytes", "not json\n", "✓ result: 2 turns, $0.5000"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("Output = %q, want it to contain %q", shown, want)
+		}
+	}
+}
+
+func TestClaudeNoResult(t *testing.T) {
+	// A stopped or crashed agent gives no result event: nothing is taken for
+	// a final message, not even the last assistant text.
+	o := script(`echo '{"type":"assistant","message":{"content":[{"type":"text","text":"<ralph>done</ralph>"}]}}'; exit 1`)
+	o.Format = ClaudeStreamJSON
+	res := run(t, o)
+	if res.FinalMessage != "" || res.CostKnown || res.ExitCode != 1 {
+		t.Errorf("Run = %+v; want no final message, unknown cost, exit 1", res)
+	}
+}
+
+func golden(tb testing.TB, file, got string) {
+	tb.Helper()
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if got != string(want) {
+		tb.Errorf("%s differs (run with -update to rewrite it)\ngot:\n%s\nwant:\n%s", file, got, want)
+	}
+}

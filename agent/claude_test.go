@@ -1,0 +1,265 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// parse feeds stream-json to a claudeReader in chunks of the given size and
+// returns what it shows and what it found.
+func parse(input string, chunk int) (string, Result) {
+	var shown bytes.Buffer
+	r := newClaudeReader(&shown)
+	for s := input; len(s) > 0; {
+		n := min(chunk, len(s))
+		r.Write([]byte(s[:n]))
+		s = s[n:]
+	}
+	var res Result
+	r.finish(&res)
+	return shown.String(), res
+}
+
+func TestClaudeEvents(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		shown string
+		res   Result
+	}{
+		{
+			name:  "text and tool use",
+			input: `{"type":"assistant","message":{"content":[{"type":"text","text":"Looking."},{"type":"tool_use","name":"Grep","input":{"pattern":"func Total","path":"."}}]}}` + "\n",
+			shown: "Looking.\n→ Grep: func Total\n",
+		},
+		{
+			name:  "tool input without a known field",
+			input: `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":[{"content":"x"}]}}]}}` + "\n",
+			shown: `→ TodoWrite: {"todos":[{"content":"x"}]}` + "\n",
+		},
+		{
+			name:  "tool without input",
+			input: `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"ExitPlanMode","input":{}}]}}` + "\n",
+			shown: "→ ExitPlanMode\n",
+		},
+		{
+			name:  "multi-line command on one line",
+			input: `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"cd x &&\n  go test ./..."}}]}}` + "\n",
+			shown: "→ Bash: cd x && go test ./...\n",
+		},
+		{
+			name:  "result with cache tokens",
+			input: `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":"ok","total_cost_usd":1.5,"usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":30,"output_tokens":5}}`,
+			shown: "✓ result: 3 turns, $1.5000\n",
+			res:   Result{FinalMessage: "ok", InputTokens: 60, OutputTokens: 5, CostUSD: 1.5, CostKnown: true},
+		},
+		{
+			name:  "result without cost",
+			input: `{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":50,"usage":{"input_tokens":1,"output_tokens":1}}` + "\n",
+			shown: "✓ result (error_max_turns): 50 turns\n",
+			res:   Result{InputTokens: 1, OutputTokens: 1},
+		},
+		{
+			name:  "is_error although subtype is success",
+			input: `{"type":"result","subtype":"success","is_error":true,"result":"Credit balance is too low","total_cost_usd":0}` + "\n",
+			shown: "✗ result: $0.0000 — Credit balance is too low\n",
+			res:   Result{FinalMessage: "Credit balance is too low", CostKnown: true, APIError: true},
+		},
+		{
+			name: "the last result wins",
+			input: `{"type":"result","is_error":true,"result":"first","total_cost_usd":1}` + "\n" +
+				`{"type":"result","result":"second"}` + "\n",
+			shown: "✗ result: $1.0000 — first\n✓ result\n",
+			res:   Result{FinalMessage: "second"},
+		},
+		{
+			name:  "a field of the wrong type costs only itself",
+			input: `{"type":"result","is_error":"yes","num_turns":"many","result":"kept","usage":{"input_tokens":"x","output_tokens":7},"total_cost_usd":"free"}` + "\n",
+			shown: "✓ result\n",
+			res:   Result{FinalMessage: "kept", OutputTokens: 7},
+		},
+		{
+			name:  "not JSON is shown as it is",
+			input: "Warning: something\r\n[1, 2]\n\n{\"type\":\"stream_event\"}\n",
+			shown: "Warning: something\n[1, 2]\n",
+		},
+		{
+			name:  "string content and successful tool results are quiet",
+			input: `{"type":"user","message":{"content":"just text"}}` + "\n" + `{"type":"user","message":{"content":[{"type":"tool_result","content":"fine"}]}}` + "\n",
+			shown: "",
+		},
+		{
+			name:  "failed tool result",
+			input: `{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":"\nExit code 1\nFAIL"}]}}` + "\n",
+			shown: "  ✗ Exit code 1\n",
+		},
+		{
+			name:  "system events",
+			input: `{"type":"system","subtype":"init"}` + "\n" + `{"type":"system","subtype":"compact_boundary"}` + "\n",
+			shown: "● session started\n● compact_boundary\n",
+		},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1 << 20, 7, 1} {
+			shown, res := parse(tt.input, chunk)
+			if shown != tt.shown {
+				t.Errorf("%s (chunks of %d): shown %q, want %q", tt.name, chunk, shown, tt.shown)
+			}
+			if res != tt.res {
+				t.Errorf("%s (chunks of %d): result %+v, want %+v", tt.name, chunk, res, tt.res)
+			}
+		}
+	}
+}
+
+func TestClaudeFinalMessageBounded(t *testing.T) {
+	text := strings.Repeat("é", MaxFinalMessage) + "<ralph>done</ralph>" // 128 KiB of 2-byte runes
+	_, res := parse(`{"type":"result","result":"`+text+`"}`+"\n", 32<<10)
+	if len(res.FinalMessage) > MaxFinalMessage {
+		t.Errorf("len(FinalMessage) = %d, want at most %d", len(res.FinalMessage), MaxFinalMessage)
+	}
+	if !strings.HasSuffix(res.FinalMessage, "<ralph>done</ralph>") || !utf8.ValidString(res.FinalMessage) {
+		t.Errorf("FinalMessage is not the valid tail of the result")
+	}
+}
+
+func TestToolSummaryCut(t *testing.T) {
+	long := strings.Repeat("€", 300)
+	got := toolSummary([]byte(`{"command":"` + long + `"}`))
+	if len(got) > maxSummary || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Errorf("toolSummary of a long command = %q (%d bytes), want a valid cut of at most %d bytes ending in …", got, len(got), maxSummary)
+	}
+}
+
+func TestLineSplitter(t *testing.T) {
+	tests := []struct {
+		name  string
+		max   int
+		input string
+		want  []string // "long:n" for a line passed over
+	}{
+		{"lines", 10, "a\nbb\n\nccc", []string{"a", "bb", "", "ccc"}},
+		{"exactly max", 3, "abc\nd\n", []string{"abc", "d"}},
+		{"too long", 3, "abcd\ne\n", []string{"long:4", "e"}},
+		{"too long at the end", 3, "a\nbcdefg", []string{"a", "long:6"}},
+		{"no input", 3, "", nil},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 2, 100} {
+			var got []string
+			s := lineSplitter{
+				max:  tt.max,
+				line: func(b []byte) { got = append(got, string(b)) },
+				long: func(n int64) { got = append(got, "long:"+strconv.FormatInt(n, 10)) },
+			}
+			for in := tt.input; len(in) > 0; {
+				n := min(chunk, len(in))
+				s.Write([]byte(in[:n]))
+				in = in[n:]
+			}
+			s.flush()
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s (chunks of %d): lines %q, want %q", tt.name, chunk, got, tt.want)
+			}
+		}
+	}
+}
+
+func TestLineSplitterMemory(t *testing.T) {
+	var long int64
+	s := lineSplitter{max: 1 << 10, line: func([]byte) {}, long: func(n int64) { long = n }}
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	for range 64 { // a 2 MiB line
+		s.Write(chunk)
+	}
+	s.Write([]byte("\n"))
+	if long != 64*32<<10 {
+		t.Errorf("long line reported as %d bytes, want %d", long, 64*32<<10)
+	}
+	if cap(s.buf) > 2<<10 {
+		t.Errorf("line buffer grew to %d bytes for a limit of %d", cap(s.buf), 1<<10)
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	tests := []struct {
+		name  string
+		base  []string
+		extra []string
+		want  []string
+	}{
+		{
+			name: "nested variables removed",
+			base: []string{"HOME=/h", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_SSE_PORT=1234", "CODEX_THREAD_ID=t", "GEMINI_CLI=1", "PATH=/bin"},
+			want: []string{"HOME=/h", "PATH=/bin"},
+		},
+		{
+			name:  "extra overrides",
+			base:  []string{"A=1", "B=2"},
+			extra: []string{"B=3", "C=4"},
+			want:  []string{"A=1", "B=3", "C=4"},
+		},
+		{
+			name:  "last extra wins",
+			base:  []string{"A=1"},
+			extra: []string{"A=2", "A=3"},
+			want:  []string{"A=3"},
+		},
+		{
+			name:  "a nested variable set on purpose",
+			base:  []string{"CLAUDECODE=1"},
+			extra: []string{"CLAUDECODE=0"},
+			want:  []string{"CLAUDECODE=0"},
+		},
+		{
+			name: "sandbox markers kept",
+			base: []string{"CODEX_SANDBOX=seatbelt", "CODEX_SANDBOX_NETWORK_DISABLED=1"},
+			want: []string{"CODEX_SANDBOX=seatbelt", "CODEX_SANDBOX_NETWORK_DISABLED=1"},
+		},
+		{
+			name: "prefix is not a match",
+			base: []string{"CLAUDECODE_X=1", "XCLAUDECODE=1"},
+			want: []string{"CLAUDECODE_X=1", "XCLAUDECODE=1"},
+		},
+	}
+	for _, tt := range tests {
+		base := slices.Clone(tt.base)
+		got := Environ(base, tt.extra...)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Environ = %q, want %q", tt.name, got, tt.want)
+		}
+		if !slices.Equal(base, tt.base) {
+			t.Errorf("%s: Environ changed base to %q", tt.name, base)
+		}
+	}
+}
+
+func FuzzClaudeLine(f *testing.F) {
+	f.Add([]byte(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":3}}`))
+	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"hi"},{"type":"tool_use","name":"Bash","input":{"command":"ls"}}]}}`))
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":[{"type":"text","text":"no"}]}]}}`))
+	f.Add([]byte(`{"type":"system","subtype":"init","model":"m"}`))
+	f.Add([]byte(`{"type":"assistant","message":{"content":"plain"}}`))
+	f.Add([]byte(`{"type":"result","usage":null,"total_cost_usd":null,"num_turns":1e400}`))
+	f.Add([]byte("not json\n{\"type\":"))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r := newClaudeReader(io.Discard)
+		r.Write(line)
+		r.Write([]byte("\n"))
+		r.Write(line) // and once without a newline
+		var res Result
+		r.finish(&res)
+		if len(res.FinalMessage) > MaxFinalMessage {
+			t.Errorf("len(FinalMessage) = %d, over %d", len(res.FinalMessage), MaxFinalMessage)
+		}
+		if s := toolSummary(line); len(s) > maxSummary {
+			t.Errorf("toolSummary is %d bytes, over %d", len(s), maxSummary)
+		}
+	})
+}

@@ -1,0 +1,198 @@
+// Package checks runs the project's checks (tests, linters, builds) the way
+// ralph judges an iteration: by itself, never on the agent's word. Checks run
+// concurrently, each in its own process group with its own timeout, and only
+// the tail of their output is kept, for the ledger and the next prompt.
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/tail"
+)
+
+// DefaultTailBytes is how much of a check's output is kept when
+// Options.TailBytes is 0.
+const DefaultTailBytes = 8 << 10
+
+// Check is one command that must (or, when optional, should) succeed.
+type Check struct {
+	Name     string
+	Run      string        // run with `sh -c` in Dir
+	Timeout  time.Duration // 0: none
+	Required bool          // a failing optional check is reported but does not block
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	Check
+	Passed   bool          // exited 0 in time
+	ExitCode int           // exit status; 128+sig when killed by a signal; -1 if it never ran
+	Duration time.Duration // as measured with Options.Now
+	TimedOut bool          // stopped because it ran past Check.Timeout
+	Output   string        // the last TailBytes of combined stdout+stderr (all of it when shorter)
+	Err      error         // could not start (e.g. no sh), or cancelled before it started
+}
+
+// Options say where and how checks run.
+type Options struct {
+	Dir       string
+	Env       []string         // the complete environment; nil: ralph's own
+	TailBytes int              // 0: DefaultTailBytes
+	Parallel  int              // max concurrent checks; 0: all at once
+	Grace     time.Duration    // SIGINT → SIGKILL delay; 0: 5s
+	Done      func(Result)     // optional: called as each check ends, one call at a time
+	Now       func() time.Time // for Duration; nil: time.Now
+}
+
+// Run runs all checks concurrently (at most Parallel at a time), each in its
+// own process group with its timeout; cancelling ctx stops them all. Results
+// come back in the order of cs.
+func Run(ctx context.Context, cs []Check, o Options) []Result {
+	if o.TailBytes <= 0 {
+		o.TailBytes = DefaultTailBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	parallel := o.Parallel
+	if parallel <= 0 || parallel > len(cs) {
+		parallel = len(cs)
+	}
+	var progress sync.Mutex
+	report := func(r Result) {
+		if o.Done == nil {
+			return
+		}
+		progress.Lock()
+		defer progress.Unlock()
+		o.Done(r)
+	}
+
+	results := make([]Result, len(cs))
+	slots := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	// Checks start in the order of cs, so that Parallel: 1 runs them one
+	// after the other as listed.
+	for i, c := range cs {
+		select {
+		case slots <- struct{}{}:
+			wg.Go(func() {
+				defer func() { <-slots }()
+				results[i] = runOne(ctx, c, o)
+				report(results[i])
+			})
+		case <-ctx.Done():
+			results[i] = Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, ctx.Err())}
+			report(results[i])
+		}
+	}
+	wg.Wait()
+	return results
+}
+
+func runOne(ctx context.Context, c Check, o Options) Result {
+	res := Result{Check: c, ExitCode: -1}
+	if ctx.Err() != nil {
+		// A free slot and a cancelled ctx may both have been ready.
+		res.Err = fmt.Errorf("run check %s: %w", c.Name, ctx.Err())
+		return res
+	}
+	out := tail.New(o.TailBytes)
+	start := o.Now()
+	p, err := proc.Start(ctx, proc.Config{
+		Argv:   []string{"sh", "-c", c.Run},
+		Dir:    o.Dir,
+		Env:    o.Env,
+		Stdout: out, // the same writer for both: one pipe, as with 2>&1
+		Stderr: out,
+		Grace:  o.Grace,
+	})
+	if err != nil {
+		res.Err = fmt.Errorf("run check %s: %w", c.Name, err)
+		return res
+	}
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout)
+		select {
+		case <-p.Done():
+		case <-t.C:
+			res.TimedOut = true
+			p.Stop()
+		}
+		t.Stop()
+	}
+	res.ExitCode = p.Wait()
+	res.Duration = o.Now().Sub(start)
+	res.Output = out.String()
+	res.Passed = res.ExitCode == 0 && !res.TimedOut
+	return res
+}
+
+// Summary says in one line how a check ended: "check test: pass (2.1s)".
+func (r Result) Summary() string {
+	var status string
+	switch {
+	case r.Err != nil:
+		return fmt.Sprintf("check %s: error: %v", r.Name, r.Err)
+	case r.Passed:
+		status = "pass"
+	case r.TimedOut:
+		status = fmt.Sprintf("timeout after %v", r.Timeout)
+	default:
+		status = fmt.Sprintf("fail, exit %d", r.ExitCode)
+	}
+	if !r.Passed && !r.Required {
+		status += ", optional"
+	}
+	return fmt.Sprintf("check %s: %s (%s)", r.Name, status, roundDuration(r.Duration))
+}
+
+// roundDuration keeps a progress line short: 2.1s, 350ms.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// maxExcerptLine is how long a line of an excerpt may be, in bytes.
+const maxExcerptLine = 200
+
+// Excerpt returns the last maxLines lines of out, each line cut to 200
+// bytes, for the ledger and prompts. Trailing blank lines are dropped first,
+// so the excerpt ends with the output's last words.
+func Excerpt(out string, maxLines int) string {
+	if maxLines <= 0 {
+		return ""
+	}
+	lines := strings.Split(strings.ReplaceAll(out, "\r\n", "\n"), "\n")
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	for i, l := range lines {
+		lines[i] = cutLine(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cutLine cuts l to maxExcerptLine bytes on a rune boundary, marking the cut.
+func cutLine(l string) string {
+	if len(l) <= maxExcerptLine {
+		return l
+	}
+	const ellipsis = "…"
+	cut := maxExcerptLine - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(l[cut]) {
+		cut--
+	}
+	return l[:cut] + ellipsis
+}

@@ -1,0 +1,319 @@
+package checks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testGrace keeps SIGKILL fallbacks short.
+const testGrace = 100 * time.Millisecond
+
+func options(tb testing.TB) Options {
+	return Options{Dir: tb.TempDir(), Grace: testGrace}
+}
+
+func TestOutcomes(t *testing.T) {
+	tests := []struct {
+		name     string
+		run      string
+		passed   bool
+		exitCode int
+		output   string
+	}{
+		{"pass", "echo ok", true, 0, "ok\n"},
+		{"fail", "echo 'FAIL: TestCart'; exit 1", false, 1, "FAIL: TestCart\n"},
+		{"exit code", "exit 42", false, 42, ""},
+		{"signal", "kill -TERM $$", false, 128 + int(syscall.SIGTERM), ""},
+		{"stderr combined in order", "echo one; echo two >&2; echo three", true, 0, "one\ntwo\nthree\n"},
+		{"shell syntax", "for x in a b; do echo $x; done | tr a-z A-Z", true, 0, "A\nB\n"},
+		{"no stdin", "cat; echo eof", true, 0, "eof\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Check{Name: tt.name, Run: tt.run, Required: true}
+			r := Run(context.Background(), []Check{c}, options(t))[0]
+			if r.Check != c {
+				t.Errorf("Check = %+v, want %+v", r.Check, c)
+			}
+			if r.Passed != tt.passed || r.ExitCode != tt.exitCode || r.TimedOut || r.Err != nil {
+				t.Errorf("passed %v, exit %d, timed out %v, err %v; want passed %v, exit %d", r.Passed, r.ExitCode, r.TimedOut, r.Err, tt.passed, tt.exitCode)
+			}
+			if r.Output != tt.output {
+				t.Errorf("Output = %q, want %q", r.Output, tt.output)
+			}
+		})
+	}
+}
+
+func TestDirAndEnv(t *testing.T) {
+	o := options(t)
+	o.Env = []string{"CHECK_VAR=from-env"}
+	r := Run(context.Background(), []Check{{Name: "env", Run: `echo "$CHECK_VAR"; pwd`}}, o)[0]
+	dir, err := filepath.EvalSymlinks(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "from-env\n" + dir + "\n"; r.Output != want {
+		t.Errorf("Output = %q, want %q", r.Output, want)
+	}
+}
+
+// TestConcurrent proves the checks run at the same time without timing them:
+// each one creates its file and then waits until all three exist, which a
+// serial run can never see. The wait gives up after a while, failing the
+// check, so a serial run fails instead of hanging.
+func TestConcurrent(t *testing.T) {
+	const wait = `touch "$0"; i=0; while [ ! -e a ] || [ ! -e b ] || [ ! -e c ]; do i=$((i+1)); [ $i -gt 500 ] && exit 1; sleep 0.02; done`
+	var cs []Check
+	for _, name := range []string{"a", "b", "c"} {
+		cs = append(cs, Check{Name: name, Run: strings.Replace(wait, `"$0"`, name, 1), Required: true})
+	}
+	for _, r := range Run(context.Background(), cs, options(t)) {
+		if !r.Passed {
+			t.Errorf("check %s: exit %d; the three checks did not run together", r.Name, r.ExitCode)
+		}
+	}
+}
+
+// TestParallelBound runs three checks one at a time: each holds a lock
+// directory while it runs, and fails if another check holds it.
+func TestParallelBound(t *testing.T) {
+	const run = `mkdir lock 2>/dev/null || { echo overlap; exit 1; }; sleep 0.1; rmdir lock`
+	cs := []Check{{Name: "a", Run: run}, {Name: "b", Run: run}, {Name: "c", Run: run}}
+	o := options(t)
+	o.Parallel = 1
+	for _, r := range Run(context.Background(), cs, o) {
+		if !r.Passed {
+			t.Errorf("check %s: %q; want checks to run one at a time", r.Name, r.Output)
+		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	tests := []struct {
+		name     string
+		run      string
+		exitCode int
+	}{
+		{"interrupted", "echo started; exec sleep 100", 128 + int(syscall.SIGINT)},
+		{"ignores SIGINT", "trap '' INT; echo started; sleep 100", 128 + int(syscall.SIGKILL)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := []Check{
+				{Name: "slow", Run: tt.run, Timeout: 200 * time.Millisecond},
+				{Name: "quick", Run: "true", Timeout: time.Minute},
+			}
+			rs := Run(context.Background(), cs, options(t))
+			r := rs[0]
+			if !r.TimedOut || r.Passed || r.ExitCode != tt.exitCode {
+				t.Errorf("timed out %v, passed %v, exit %d; want true, false, %d", r.TimedOut, r.Passed, r.ExitCode, tt.exitCode)
+			}
+			if r.Output != "started\n" {
+				t.Errorf("Output = %q, want %q", r.Output, "started\n")
+			}
+			if q := rs[1]; !q.Passed || q.TimedOut {
+				t.Errorf("quick check: passed %v, timed out %v; want true, false", q.Passed, q.TimedOut)
+			}
+		})
+	}
+}
+
+func TestTimeoutExitZero(t *testing.T) {
+	// A check that runs out of time has failed, even if it then exits 0.
+	cs := []Check{{Name: "slow", Run: "trap 'exit 0' INT; sleep 100 & wait", Timeout: 200 * time.Millisecond}}
+	r := Run(context.Background(), cs, options(t))[0]
+	if !r.TimedOut || r.Passed || r.ExitCode != 0 {
+		t.Errorf("timed out %v, passed %v, exit %d; want true, false, 0", r.TimedOut, r.Passed, r.ExitCode)
+	}
+}
+
+func TestTailBounded(t *testing.T) {
+	o := options(t)
+	o.TailBytes = 1000
+	cs := []Check{{Name: "flood", Run: `head -c 3000000 /dev/zero | tr '\0' x; echo; echo "the end" >&2`}}
+	r := Run(context.Background(), cs, o)[0]
+	if len(r.Output) != 1000 {
+		t.Errorf("len(Output) = %d, want 1000", len(r.Output))
+	}
+	if !strings.HasSuffix(r.Output, "xx\nthe end\n") {
+		t.Errorf("Output ends %q, want the end of the output", r.Output[max(0, len(r.Output)-20):])
+	}
+
+	o.TailBytes = 0 // the default
+	r = Run(context.Background(), cs, o)[0]
+	if len(r.Output) != DefaultTailBytes {
+		t.Errorf("len(Output) = %d, want %d", len(r.Output), DefaultTailBytes)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	// The first check finishes last; results still follow cs.
+	cs := []Check{
+		{Name: "slowest", Run: "sleep 0.3; echo 1"},
+		{Name: "slow", Run: "sleep 0.1; echo 2"},
+		{Name: "fast", Run: "echo 3"},
+	}
+	var progress syncBuffer
+	o := options(t)
+	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	rs := Run(context.Background(), cs, o)
+	var names, outputs []string
+	for _, r := range rs {
+		names = append(names, r.Name)
+		outputs = append(outputs, r.Output)
+	}
+	if want := []string{"slowest", "slow", "fast"}; !slices.Equal(names, want) {
+		t.Errorf("names = %q, want %q", names, want)
+	}
+	if want := []string{"1\n", "2\n", "3\n"}; !slices.Equal(outputs, want) {
+		t.Errorf("outputs = %q, want %q", outputs, want)
+	}
+	if got := strings.Count(progress.String(), "\n"); got != 3 {
+		t.Errorf("%d progress lines, want 3:\n%s", got, progress.String())
+	}
+}
+
+func TestProgress(t *testing.T) {
+	// A clock that advances 1.234s per reading makes every duration 1.234s.
+	var mu sync.Mutex
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var progress syncBuffer
+	o := options(t)
+	o.Parallel = 1 // lines in order
+	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	o.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(1234 * time.Millisecond)
+		return now
+	}
+	cs := []Check{
+		{Name: "test", Run: "true", Required: true},
+		{Name: "vet", Run: "exit 2", Required: true},
+		{Name: "lint", Run: "exit 1"},
+		{Name: "slow", Run: "exec sleep 100", Timeout: 50 * time.Millisecond, Required: true},
+	}
+	rs := Run(context.Background(), cs, o)
+	if rs[0].Duration != 1234*time.Millisecond {
+		t.Errorf("Duration = %v, want 1.234s", rs[0].Duration)
+	}
+	want := "check test: pass (1.2s)\n" +
+		"check vet: fail, exit 2 (1.2s)\n" +
+		"check lint: fail, exit 1, optional (1.2s)\n" +
+		"check slow: timeout after 50ms (1.2s)\n"
+	if got := progress.String(); got != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStartError(t *testing.T) {
+	o := options(t)
+	o.Dir = filepath.Join(o.Dir, "missing")
+	var progress syncBuffer
+	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	r := Run(context.Background(), []Check{{Name: "test", Run: "true"}}, o)[0]
+	if r.Err == nil || r.Passed || r.ExitCode != -1 {
+		t.Errorf("err %v, passed %v, exit %d; want an error, false, -1", r.Err, r.Passed, r.ExitCode)
+	}
+	if !strings.HasPrefix(progress.String(), "check test: error: run check test: ") {
+		t.Errorf("progress = %q, want an error line", progress.String())
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := options(t)
+	o.Parallel = 1
+	cs := []Check{
+		// The trap's exit code proves the check got SIGINT; nothing is
+		// forked after the marker file, so the SIGINT cannot be missed.
+		{Name: "running", Run: "trap 'exit 42' INT; sleep 100 & touch started; wait"},
+		{Name: "queued", Run: "echo should not run"},
+	}
+	go func() {
+		defer cancel()
+		for {
+			if _, err := os.Stat(filepath.Join(o.Dir, "started")); err == nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	rs := Run(ctx, cs, o)
+	if r := rs[0]; r.ExitCode != 42 || r.Passed {
+		t.Errorf("running check: exit %d, passed %v; want 42 (its SIGINT trap), false", r.ExitCode, r.Passed)
+	}
+	if r := rs[1]; !errors.Is(r.Err, context.Canceled) || r.Passed || r.ExitCode != -1 || r.Output != "" {
+		t.Errorf("queued check: %+v; want never run, with a cancellation error", r)
+	}
+}
+
+func TestNone(t *testing.T) {
+	if rs := Run(context.Background(), nil, options(t)); len(rs) != 0 {
+		t.Errorf("Run(nil) = %v, want no results", rs)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	tests := []struct {
+		name     string
+		out      string
+		maxLines int
+		want     string
+	}{
+		{"empty", "", 5, ""},
+		{"short", "a\nb\n", 5, "a\nb"},
+		{"last lines", "1\n2\n3\n4\n5\n", 2, "4\n5"},
+		{"trailing blank lines dropped", "1\n2\n3\n\n  \n\n", 2, "2\n3"},
+		{"inner blank lines kept", "1\n\n3\n", 3, "1\n\n3"},
+		{"crlf", "a\r\nb\r\n", 5, "a\nb"},
+		{"no newline at end", "a\nb", 1, "b"},
+		{"long line cut", "ok\n" + long + "\n", 2, "ok\n" + strings.Repeat("x", 197) + "…"},
+		{"exactly 200 bytes kept", strings.Repeat("y", 200), 1, strings.Repeat("y", 200)},
+		{"zero lines", "a\n", 0, ""},
+		{"only blank", "\n\n", 3, ""},
+	}
+	for _, tt := range tests {
+		if got := Excerpt(tt.out, tt.maxLines); got != tt.want {
+			t.Errorf("%s: Excerpt(%q, %d) = %q, want %q", tt.name, tt.out, tt.maxLines, got, tt.want)
+		}
+	}
+}
+
+func TestExcerptRunes(t *testing.T) {
+	got := Excerpt(strings.Repeat("€", 100), 1) // 300 bytes
+	if len(got) > 200 || !strings.HasSuffix(got, "€…") {
+		t.Errorf("Excerpt = %q (%d bytes), want at most 200 bytes, cut between runes", got, len(got))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

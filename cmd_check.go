@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/loop"
+)
+
+// errChecksFailed makes `ralph check` exit 1 after its summary said why.
+var errChecksFailed = errors.New("checks failed")
+
+func checkCommand(e env) *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "run the checks now and print a summary; exit 0 only if all pass",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "story", Usage: "also run the checks of story `ID` from prd.json"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			dir, err := workDir(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadHarness(dir)
+			if err != nil {
+				return err
+			}
+			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Quiet: true, Now: e.now}, c.String("story"))
+			if err != nil {
+				return err
+			}
+			if len(results) == 0 {
+				fmt.Fprintf(c.App.ErrWriter, "ralph: no checks configured: add [[checks]] to %s\n", harnessFile)
+				return nil
+			}
+			return printChecks(c, results)
+		},
+	}
+}
+
+func printChecks(c *cli.Context, results []checks.Result) error {
+	w := c.App.Writer
+	failed := 0
+	for _, r := range results {
+		verdict := "PASS"
+		switch {
+		case !r.Passed && !r.Required:
+			verdict = "FAIL (optional)"
+		case !r.Passed:
+			verdict = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(w, "%-4s  %s  (%s)  %s\n", verdict, r.Name, r.Duration.Round(100*time.Millisecond), r.Run)
+		if r.Passed {
+			continue
+		}
+		excerpt := checks.Excerpt(r.Output, 20)
+		if r.Err != nil {
+			excerpt = r.Err.Error()
+		}
+		if r.TimedOut {
+			excerpt = strings.TrimSpace(excerpt + "\n(timed out after " + r.Timeout.String() + ")")
+		}
+		for _, line := range strings.Split(excerpt, "\n") {
+			fmt.Fprintf(w, "      | %s\n", line)
+		}
+	}
+	fmt.Fprintf(w, "%d checks run, %d required failing\n", len(results), failed)
+	if failed > 0 {
+		return errChecksFailed
+	}
+	return nil
+}

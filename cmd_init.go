@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+func initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "write a commented harness.toml, an example prd.json and a progress.txt; never overwrites",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "preset", Value: "claude", Usage: "the agent preset to write into harness.toml"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			dir, err := workDir(c)
+			if err != nil {
+				return err
+			}
+			detected := guessChecks(dir)
+			harness := harnessTemplate(c.String("preset"), detected)
+			if _, err := parseHarness([]byte(harness), harnessFile); err != nil {
+				return &usageError{err: fmt.Errorf("--preset %s: %w", c.String("preset"), err)}
+			}
+			files := []struct{ name, text, note string }{
+				{harnessFile, harness, checksNote(detected)},
+				{prdFile, examplePRD(filepath.Base(dir)), "an example story: replace it with yours"},
+				{progressFile, progressHead, "the head: write what every iteration should know"},
+			}
+			for _, f := range files {
+				created, err := createNew(filepath.Join(dir, f.name), f.text)
+				if err != nil {
+					return err
+				}
+				if created {
+					fmt.Fprintf(c.App.Writer, "created %s (%s)\n", f.name, f.note)
+				} else {
+					fmt.Fprintf(c.App.Writer, "kept %s: it exists\n", f.name)
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "next: edit prd.json, then run `ralph validate` and `ralph loop`\n")
+			return nil
+		},
+	}
+}
+
+// createNew writes a file that must not exist yet; it reports false when
+// one does, leaving it untouched.
+func createNew(path, text string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		os.Remove(path)
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// detectedCheck is a check guessed from a file the repository holds.
+type detectedCheck struct {
+	name, run string
+}
+
+// guessChecks looks at the repository's build files for its usual checks.
+func guessChecks(dir string) []detectedCheck {
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	var cs []detectedCheck
+	if has("go.mod") {
+		cs = append(cs, detectedCheck{"vet", "go vet ./..."}, detectedCheck{"test", "go test ./..."})
+	}
+	if has("package.json") {
+		cs = append(cs, detectedCheck{"npm-test", "npm test"})
+	}
+	if has("Cargo.toml") {
+		cs = append(cs, detectedCheck{"cargo-test", "cargo test"})
+	}
+	if has("pyproject.toml") || has("setup.py") || has("pytest.ini") {
+		cs = append(cs, detectedCheck{"pytest", "python -m pytest -q"})
+	}
+	if has("Makefile") && len(cs) == 0 {
+		cs = append(cs, detectedCheck{"make-test", "make test"})
+	}
+	return cs
+}
+
+func checksNote(cs []detectedCheck) string {
+	if len(cs) == 0 {
+		return "no checks guessed: add yours under [[checks]]"
+	}
+	var runs []string
+	for _, c := range cs {
+		runs = append(runs, c.run)
+	}
+	return "checks: " + strings.Join(runs, ", ")
+}
+
+func harnessTemplate(preset string, cs []detectedCheck) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# harness.toml: how ralph runs the loop in this directory.
+
+[agent]
+preset = %q             # claude; or set command = ["my-agent", "--yes"] instead
+# args = ["--model", "opus"]  # extra arguments after the preset's own
+# prompt = "stdin"            # stdin | arg: how the prompt reaches the agent
+timeout = "30m"               # hard limit for one iteration's agent run
+idle_timeout = "10m"          # no output for this long: the agent is stopped
+# env = { FOO = "bar" }       # added to the agent's environment
+
+[loop]
+max_iterations = 100          # over the whole run, as counted in progress.txt
+max_attempts = 5              # per story; then the story is failed
+max_duration = "8h"           # agent and check time over the whole run
+max_cost_usd = 25.0           # where the agent reports its cost
+max_tokens = 0                # 0: no limit
+
+# ralph runs these itself after every iteration (with sh -c, in this
+# directory): a story is done only when the agent claims it AND they pass.
+`, preset)
+	if len(cs) == 0 {
+		b.WriteString(`# [[checks]]
+# name = "test"
+# run = "make test"
+# timeout = "10m"
+`)
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "[[checks]]\nname = %q\nrun = %q\ntimeout = \"10m\"\n\n", c.name, c.run)
+	}
+	b.WriteString(`
+[git]
+commit = true                 # commit after every iteration (inside a git work tree)
+
+# [prompt]
+# template = "prompt.tmpl"    # your own prompt template instead of the built-in one
+`)
+	return b.String()
+}
+
+func examplePRD(project string) string {
+	return fmt.Sprintf(`{
+  "project": %q,
+  "branchName": "ralph/first-feature",
+  "description": "What this run should achieve",
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "Describe the first small task",
+      "description": "As a user I want ... so that ...",
+      "acceptanceCriteria": [
+        "A concrete, checkable criterion",
+        "The checks in harness.toml pass"
+      ],
+      "priority": 1,
+      "passes": false,
+      "notes": ""
+    }
+  ]
+}
+`, project)
+}
+
+const progressHead = `# Progress
+
+## Codebase Patterns
+<!-- What every iteration should know: conventions, commands, pitfalls.
+     ralph puts this head into every prompt and appends its ledger below. -->
+
+`

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/loop"
+)
+
+func loopCommand(e env) *cli.Command {
+	return &cli.Command{
+		Name:  "loop",
+		Usage: "run iterations until every story passes, a limit is reached, or a human is needed",
+		Description: `Each iteration picks the next story in prd.json, gives a fresh agent a prompt
+built from it and progress.txt, runs the checks in harness.toml, judges the
+result, records it in prd.json and progress.txt, and commits (in a git work
+tree, with git.commit). Stop it at any time; run it again to resume.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "once", Usage: "run one iteration, then stop"},
+			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt of the next iteration and stop, touching nothing"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			dir, err := workDir(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadHarness(dir)
+			if err != nil {
+				return err
+			}
+			max := c.Int("max-iterations")
+			if max < 0 {
+				return usageErrorf("--max-iterations %d: must not be negative", max)
+			}
+			if c.Bool("once") {
+				if max > 1 {
+					return usageErrorf("--once and --max-iterations %d contradict each other", max)
+				}
+				max = 1
+			}
+			o := loop.Options{
+				Dir:           dir,
+				Config:        cfg,
+				Out:           c.App.Writer,
+				Err:           c.App.ErrWriter,
+				Quiet:         c.Bool("quiet"),
+				MaxIterations: max,
+				Now:           e.now,
+			}
+			if c.Bool("dry-run") {
+				return printPrompt(c, o)
+			}
+			return loop.Run(c.Context, o)
+		},
+	}
+}
+
+// printPrompt prints the next iteration's prompt on stdout, or says on
+// stderr why there is none.
+func printPrompt(c *cli.Context, o loop.Options) error {
+	prompt, err := loop.NextPrompt(o)
+	if err != nil {
+		return err
+	}
+	if prompt == "" {
+		fmt.Fprintln(c.App.ErrWriter, "ralph: nothing to do: every story passes")
+		return nil
+	}
+	_, err = fmt.Fprint(c.App.Writer, prompt)
+	return err
+}

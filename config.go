@@ -1,0 +1,382 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/loop"
+)
+
+// The names of the three files, relative to the work directory.
+const (
+	harnessFile  = "harness.toml"
+	prdFile      = "prd.json"
+	progressFile = "progress.txt"
+)
+
+// loadHarness reads and checks harness.toml in dir.
+func loadHarness(dir string) (loop.Config, error) {
+	path := filepath.Join(dir, harnessFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return loop.Config{}, usageErrorf("%s not found in %s (run `ralph init` to create one)", harnessFile, dir)
+		}
+		return loop.Config{}, fmt.Errorf("read %s: %w", harnessFile, err)
+	}
+	cfg, err := parseHarness(data, harnessFile)
+	if err != nil {
+		return loop.Config{}, &usageError{err: err}
+	}
+	if name := cfg.PromptTemplateName; name != "" {
+		text, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return loop.Config{}, &usageError{err: fmt.Errorf("%s: prompt.template: %w", harnessFile, err)}
+		}
+		cfg.PromptTemplate = string(text)
+	}
+	return cfg, nil
+}
+
+// parseHarness decodes harness.toml data and checks every key, reporting all
+// problems at once. Unknown keys are errors: a misspelt limit must never be
+// silently ignored by a loop that runs overnight.
+func parseHarness(data []byte, name string) (loop.Config, error) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return loop.Config{}, fmt.Errorf("%s:%d:%d: %s", name, perr.Position.Line, perr.Position.Col, perr.Message)
+		}
+		return loop.Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	d := &tomlDecoder{file: name}
+	cfg := loop.Config{Commit: true}
+	agentKeys := &agentTable{set: map[string]bool{}}
+	d.table(raw, "", func(key string, v any) {
+		switch key {
+		case "agent":
+			d.table(v, key, func(k string, v any) { d.agentKey(agentKeys, k, v) })
+		case "loop":
+			d.table(v, key, func(k string, v any) { d.loopKey(&cfg.Limits, k, v) })
+		case "checks":
+			cfg.Checks = d.checks(v)
+		case "git":
+			d.table(v, key, func(k string, v any) {
+				if k != "commit" {
+					d.unknown("git." + k)
+					return
+				}
+				cfg.Commit = d.boolean(v, "git.commit")
+			})
+		case "prompt":
+			d.table(v, key, func(k string, v any) {
+				if k != "template" {
+					d.unknown("prompt." + k)
+					return
+				}
+				cfg.PromptTemplateName = d.str(v, "prompt.template")
+			})
+		default:
+			d.unknown(key)
+		}
+	})
+	cfg.Agent = d.agent(agentKeys)
+	if cfg.Limits.MaxAttempts == 0 {
+		cfg.Limits.MaxAttempts = loop.DefaultMaxAttempts
+	}
+	if len(d.errs) > 0 {
+		return loop.Config{}, errors.Join(d.errs...)
+	}
+	return cfg, nil
+}
+
+// tomlDecoder walks decoded TOML by hand so that every problem is reported,
+// each naming its key, instead of stopping at the first.
+type tomlDecoder struct {
+	file string
+	errs []error
+}
+
+func (d *tomlDecoder) errorf(key, format string, args ...any) {
+	d.errs = append(d.errs, fmt.Errorf("%s: %s: %s", d.file, key, fmt.Sprintf(format, args...)))
+}
+
+func (d *tomlDecoder) unknown(key string) {
+	d.errorf(key, "unknown key")
+}
+
+// table calls fn for each key of v in sorted order, so messages are stable.
+func (d *tomlDecoder) table(v any, key string, fn func(k string, v any)) {
+	t, ok := v.(map[string]any)
+	if !ok {
+		d.errorf(key, "want a table, got %s", tomlType(v))
+		return
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fn(k, t[k])
+	}
+}
+
+func (d *tomlDecoder) str(v any, key string) string {
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(key, "want a string, got %s", tomlType(v))
+	}
+	return s
+}
+
+func (d *tomlDecoder) boolean(v any, key string) bool {
+	b, ok := v.(bool)
+	if !ok {
+		d.errorf(key, "want true or false, got %s", tomlType(v))
+	}
+	return b
+}
+
+func (d *tomlDecoder) count(v any, key string) int64 {
+	n, ok := v.(int64)
+	if !ok {
+		d.errorf(key, "want a whole number, got %s", tomlType(v))
+		return 0
+	}
+	if n < 0 {
+		d.errorf(key, "%d: must not be negative", n)
+		return 0
+	}
+	return n
+}
+
+func (d *tomlDecoder) number(v any, key string) float64 {
+	switch n := v.(type) {
+	case int64:
+		v = float64(n)
+	case float64:
+	default:
+		d.errorf(key, "want a number, got %s", tomlType(v))
+		return 0
+	}
+	f := v.(float64)
+	if f < 0 {
+		d.errorf(key, "%g: must not be negative", f)
+		return 0
+	}
+	return f
+}
+
+func (d *tomlDecoder) duration(v any, key string) time.Duration {
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(key, "want a duration string such as \"30m\", got %s", tomlType(v))
+		return 0
+	}
+	dur, err := time.ParseDuration(s)
+	if err != nil {
+		d.errorf(key, "%q: invalid duration (want e.g. \"90s\", \"30m\", \"8h\")", s)
+		return 0
+	}
+	if dur < 0 {
+		d.errorf(key, "%q: must not be negative", s)
+		return 0
+	}
+	return dur
+}
+
+func (d *tomlDecoder) strings(v any, key string) []string {
+	list, ok := v.([]any)
+	if !ok {
+		d.errorf(key, "want an array of strings, got %s", tomlType(v))
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			d.errorf(fmt.Sprintf("%s[%d]", key, i), "want a string, got %s", tomlType(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// agentTable is [agent] as written, before the preset is applied.
+type agentTable struct {
+	loop.AgentConfig
+	command []string
+	args    []string
+	set     map[string]bool
+}
+
+func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
+	key := "agent." + k
+	a.set[k] = true
+	switch k {
+	case "preset":
+		a.Preset = d.str(v, key)
+	case "command":
+		a.command = d.strings(v, key)
+	case "args":
+		a.args = d.strings(v, key)
+	case "prompt":
+		switch s := d.str(v, key); s {
+		case "stdin":
+			a.PromptArg = false
+		case "arg":
+			a.PromptArg = true
+		default:
+			if _, ok := v.(string); ok {
+				d.errorf(key, "%q: want \"stdin\" or \"arg\"", s)
+			}
+		}
+	case "timeout":
+		a.Timeout = d.duration(v, key)
+	case "idle_timeout":
+		a.IdleTimeout = d.duration(v, key)
+	case "env":
+		d.table(v, key, func(name string, val any) {
+			a.Env = append(a.Env, name+"="+d.str(val, key+"."+name))
+		})
+	default:
+		d.unknown(key)
+	}
+}
+
+// agent resolves the preset and the command into one argv and applies the
+// defaults.
+func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
+	cfg := a.AgentConfig
+	if !a.set["timeout"] {
+		cfg.Timeout = loop.DefaultTimeout
+	}
+	if !a.set["idle_timeout"] {
+		cfg.IdleTimeout = loop.DefaultIdleTimeout
+	}
+	switch {
+	case a.set["command"] && (len(a.command) == 0 || a.command[0] == ""):
+		d.errorf("agent.command", "empty command: want the program and its arguments, e.g. [\"my-agent\", \"--yes\"]")
+	case cfg.Preset != "":
+		p, ok := agent.LookupPreset(cfg.Preset)
+		if !ok {
+			d.errorf("agent.preset", "%q: unknown preset (known: %s)", cfg.Preset, strings.Join(agent.PresetNames(), ", "))
+			break
+		}
+		program := p.Argv[:1]
+		if a.set["command"] {
+			// command replaces the preset's program and keeps its flags.
+			program = a.command
+		}
+		cfg.Argv = slices.Concat(program, p.Argv[1:], a.args)
+		cfg.Format = p.Format
+		if !a.set["prompt"] {
+			cfg.PromptArg = p.PromptArg
+		}
+	case a.set["command"]:
+		cfg.Argv = slices.Concat(a.command, a.args)
+	default:
+		d.errorf("agent", "no agent: set agent.preset (e.g. \"claude\") or agent.command")
+	}
+	return cfg
+}
+
+func (d *tomlDecoder) loopKey(l *loop.Limits, k string, v any) {
+	key := "loop." + k
+	switch k {
+	case "max_iterations":
+		l.MaxIterations = int(d.count(v, key))
+	case "max_attempts":
+		l.MaxAttempts = int(d.count(v, key))
+		if l.MaxAttempts == 0 {
+			if _, ok := v.(int64); ok {
+				d.errorf(key, "0: must be at least 1")
+			}
+		}
+	case "max_duration":
+		l.MaxDuration = d.duration(v, key)
+	case "max_cost_usd":
+		l.MaxCostUSD = d.number(v, key)
+	case "max_tokens":
+		l.MaxTokens = d.count(v, key)
+	default:
+		d.unknown(key)
+	}
+}
+
+func (d *tomlDecoder) checks(v any) []checks.Check {
+	list, ok := v.([]map[string]any)
+	if !ok {
+		d.errorf("checks", "want [[checks]] tables, got %s", tomlType(v))
+		return nil
+	}
+	var out []checks.Check
+	names := map[string]int{}
+	for i, t := range list {
+		key := fmt.Sprintf("checks[%d]", i)
+		c := checks.Check{Timeout: loop.DefaultCheckTimeout, Required: true}
+		d.table(t, key, func(k string, v any) {
+			switch k {
+			case "name":
+				c.Name = d.str(v, key+".name")
+			case "run":
+				c.Run = d.str(v, key+".run")
+			case "timeout":
+				c.Timeout = d.duration(v, key+".timeout")
+			case "required":
+				c.Required = d.boolean(v, key+".required")
+			default:
+				d.unknown(key + "." + k)
+			}
+		})
+		if strings.TrimSpace(c.Run) == "" {
+			d.errorf(key+".run", "empty command: want a shell command such as \"go test ./...\"")
+		}
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("check%d", i+1)
+		}
+		if first, dup := names[c.Name]; dup {
+			d.errorf(key+".name", "%q: duplicate name (first at checks[%d])", c.Name, first)
+		}
+		names[c.Name] = i
+		out = append(out, c)
+	}
+	return out
+}
+
+// tomlType names a decoded TOML value's type the way the TOML spec does.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		return "an array"
+	case time.Time:
+		return "a date-time"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseHarness(t *testing.T) {
+	cfg, err := parseHarness([]byte(`
+[agent]
+preset = "claude"
+args = ["--model", "opus"]
+timeout = "5m"
+env = { FOO = "bar" }
+
+[loop]
+max_iterations = 7
+max_cost_usd = 2
+
+[[checks]]
+name = "test"
+run = "go test ./..."
+
+[[checks]]
+run = "go vet ./..."
+required = false
+timeout = "30s"
+
+[git]
+commit = false
+`), "harness.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agent
+	if got, want := strings.Join(a.Argv, " "), "claude -p --output-format stream-json --verbose --dangerously-skip-permissions --model opus"; got != want {
+		t.Errorf("argv = %q, want %q", got, want)
+	}
+	if a.Timeout != 5*time.Minute || a.IdleTimeout != 10*time.Minute || a.PromptArg {
+		t.Errorf("agent = %+v", a)
+	}
+	if len(a.Env) != 1 || a.Env[0] != "FOO=bar" {
+		t.Errorf("env = %q", a.Env)
+	}
+	l := cfg.Limits
+	if l.MaxIterations != 7 || l.MaxCostUSD != 2 || l.MaxAttempts != 5 {
+		t.Errorf("limits = %+v", l)
+	}
+	if len(cfg.Checks) != 2 || cfg.Checks[1].Name != "check2" || cfg.Checks[1].Required || cfg.Checks[1].Timeout != 30*time.Second || cfg.Checks[0].Timeout != 10*time.Minute {
+		t.Errorf("checks = %+v", cfg.Checks)
+	}
+	if cfg.Commit {
+		t.Errorf("commit = true, want false")
+	}
+}
+
+func TestParseHarnessCommandReplacesPresetProgram(t *testing.T) {
+	cfg, err := parseHarness([]byte("[agent]\npreset = \"claude\"\ncommand = [\"/opt/claude\"]\nprompt = \"arg\"\n"), "h.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Agent.Argv[0]; got != "/opt/claude" || !cfg.Agent.PromptArg || len(cfg.Agent.Argv) != 6 {
+		t.Errorf("argv = %q, prompt arg %v", cfg.Agent.Argv, cfg.Agent.PromptArg)
+	}
+}
+
+func TestParseHarnessErrors(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"syntax", "[agent\npreset = 1", []string{"h.toml:1:"}},
+		{"no agent", "[loop]\nmax_iterations = 3\n", []string{"h.toml: agent: no agent"}},
+		{"empty command", "[agent]\ncommand = []\n", []string{"h.toml: agent.command: empty command"}},
+		{"all at once", `
+[agent]
+command = ["x"]
+tiemout = "5m"
+timeout = "5x"
+idle_timeout = 3
+prompt = "pipe"
+
+[loop]
+max_iterations = -1
+max_attempts = 0
+max_cost_usd = "lots"
+
+[[checks]]
+name = "a"
+run = ""
+
+[[checks]]
+name = "a"
+run = "true"
+bogus = 1
+
+[gti]
+commit = true
+`, []string{
+			`h.toml: agent.tiemout: unknown key`,
+			`h.toml: agent.timeout: "5x": invalid duration`,
+			`h.toml: agent.idle_timeout: want a duration string such as "30m", got an integer`,
+			`h.toml: agent.prompt: "pipe": want "stdin" or "arg"`,
+			`h.toml: loop.max_iterations: -1: must not be negative`,
+			`h.toml: loop.max_attempts: 0: must be at least 1`,
+			`h.toml: loop.max_cost_usd: want a number, got a string`,
+			`h.toml: checks[0].run: empty command`,
+			`h.toml: checks[1].name: "a": duplicate name (first at checks[0])`,
+			`h.toml: checks[1].bogus: unknown key`,
+			`h.toml: gti: unknown key`,
+		}},
+		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: claude)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseHarness([]byte(tt.text), "h.toml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

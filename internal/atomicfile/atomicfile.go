@@ -1,0 +1,113 @@
+// Package atomicfile replaces files atomically so that a crash or a failed write
+// never leaves a torn file: readers see either the old content or the new, whole.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// syncFile flushes a file to stable storage. It is a variable so that a test can
+// make the write fail after the data went into the temp file, the one failure
+// that root cannot provoke with permissions.
+var syncFile = (*os.File).Sync
+
+// Write replaces the file at path with data. The data goes to a temp file in the
+// same directory, which is synced and renamed over path, so path always holds
+// either the old or the new content. An existing file keeps its mode; a new one
+// gets perm. If path is a symlink, the file it points to is replaced and the link
+// is kept. On failure the temp file is removed and path is left untouched.
+func Write(path string, data []byte, perm os.FileMode) error {
+	if err := write(path, data, perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func write(path string, data []byte, perm os.FileMode) error {
+	target, mode, err := resolve(path, perm)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return err
+	}
+	if err := fill(f, data, mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), target); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	// The rename is durable only once the directory entry is on disk.
+	return syncDir(dir)
+}
+
+// fill writes data to the temp file f and makes it durable with its final mode.
+func fill(f *os.File, data []byte, mode os.FileMode) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; set the final mode before the sync so that
+	// the mode is as durable as the data.
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	return syncFile(f)
+}
+
+// resolve returns the file to replace (path, or the file a symlink at path
+// points to) and the mode to give it: the existing file's, else perm.
+func resolve(path string, perm os.FileMode) (string, os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, perm, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// Renaming over the link would replace it with a regular file.
+		target, err := filepath.EvalSymlinks(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", 0, errors.New("dangling symlink")
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return "", 0, err
+		}
+		path = target
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, errors.New("not a regular file")
+	}
+	return path, fi.Mode().Perm(), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = syncFile(d)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,221 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// failSync makes the n-th call of syncFile (1-based) fail with errSync for the
+// rest of the test.
+func failSync(t testing.TB, n int) {
+	t.Helper()
+	calls := 0
+	orig := syncFile
+	syncFile = func(f *os.File) error {
+		calls++
+		if calls == n {
+			return errSync
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { syncFile = orig })
+}
+
+var errSync = errors.New("injected sync failure")
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func writeOld(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	// WriteFile's mode is subject to the umask.
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkFile(t testing.TB, path, wantContent string, wantMode os.FileMode) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != wantContent {
+		t.Errorf("content of %s: got %q, want %q", path, got, wantContent)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != wantMode {
+		t.Errorf("mode of %s: got %v, want %v", path, fi.Mode(), wantMode)
+	}
+}
+
+func TestWrite(t *testing.T) {
+	tests := []struct {
+		name     string
+		old      string // "" means no old file
+		oldMode  os.FileMode
+		perm     os.FileMode
+		wantMode os.FileMode
+	}{
+		{name: "new file gets perm", perm: 0o640, wantMode: 0o640},
+		{name: "replace keeps the old mode", old: "old content\n", oldMode: 0o600, perm: 0o644, wantMode: 0o600},
+		{name: "replace executable", old: "#!/bin/sh\n", oldMode: 0o755, perm: 0o644, wantMode: 0o755},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "prd.json")
+			if tt.old != "" {
+				writeOld(t, path, tt.old, tt.oldMode)
+			}
+			if err := Write(path, []byte("new content\n"), tt.perm); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+			checkFile(t, path, "new content\n", tt.wantMode)
+			if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+				t.Errorf("directory holds %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestWriteRelativePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	writeOld(t, "prd.json", "old\n", 0o644)
+	if err := Write("prd.json", []byte("new\n"), 0o644); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	checkFile(t, "prd.json", "new\n", 0o644)
+	if got, want := dirNames(t, "."), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("directory holds %q, want %q", got, want)
+	}
+}
+
+// TestWriteFailureKeepsOld proves the point of the package: when the write fails,
+// the old file is intact byte for byte and no temp file is left behind.
+func TestWriteFailureKeepsOld(t *testing.T) {
+	const old = "{\n  \"old\": true\n}\n"
+	tests := []struct {
+		name   string
+		base   string
+		inject func(t testing.TB)
+		wantIs error // when non-nil, errors.Is(err, wantIs) must hold
+	}{
+		{
+			name:   "sync of the temp file fails",
+			base:   "prd.json",
+			inject: func(t testing.TB) { failSync(t, 1) },
+			wantIs: errSync,
+		},
+		{
+			// A real failure, no seam: the old name is legal but the temp name,
+			// which is longer, exceeds the 255-byte limit on a file name.
+			name:   "temp file cannot be created",
+			base:   strings.Repeat("p", 250),
+			inject: func(testing.TB) {},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.base)
+			writeOld(t, path, old, 0o640)
+			tt.inject(t)
+
+			err := Write(path, []byte("torn"), 0o644)
+			if err == nil {
+				t.Fatal("Write succeeded, want an error")
+			}
+			if want := "write " + path + ": "; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q does not start with %q", err, want)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %q does not wrap %q", err, tt.wantIs)
+			}
+			checkFile(t, path, old, 0o640)
+			if got, want := dirNames(t, dir), []string{tt.base}; !slices.Equal(got, want) {
+				t.Errorf("directory holds %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestWriteDirSyncFails covers the one failure after the rename: the new content
+// is in place, but the caller must hear that it may not be durable.
+func TestWriteDirSyncFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o644)
+	failSync(t, 2)
+	err := Write(path, []byte("new\n"), 0o644)
+	if !errors.Is(err, errSync) {
+		t.Fatalf("Write: got error %v, want %v", err, errSync)
+	}
+	checkFile(t, path, "new\n", 0o644)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("directory holds %q, want %q", got, want)
+	}
+}
+
+func TestWriteSymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "real", "prd.json")
+	writeOld(t, target, "old\n", 0o600)
+	link := filepath.Join(dir, "prd.json")
+	if err := os.Symlink(filepath.Join("real", "prd.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new\n"), 0o644); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: mode %v", link, fi.Mode())
+	}
+	checkFile(t, target, "new\n", 0o600)
+	if got, want := dirNames(t, filepath.Join(dir, "real")), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("directory holds %q, want %q", got, want)
+	}
+}
+
+func TestWriteRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, []byte("new\n"), 0o644)
+	if want := "write " + path + ": not a regular file"; err == nil || err.Error() != want {
+		t.Errorf("Write: got error %v, want %q", err, want)
+	}
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("directory holds %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,303 @@
+// Package proc starts and stops child process groups. Agents hang, crash,
+// flood output and leave background children behind; everything ralph runs
+// goes through this package so that a child, and everything the child
+// started, is gone when ralph is done with it, and reading its output never
+// hangs.
+//
+// Each child runs in its own process group. A deliberate stop sends SIGINT to
+// the whole group and SIGKILL after a grace period. Whenever the group leader
+// exits, for whatever reason, what is left of its group is killed, so a
+// background child holding the output pipe open can neither block ralph nor
+// outlive it.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is the delay between SIGINT and SIGKILL when Config.Grace is 0.
+const DefaultGrace = 5 * time.Second
+
+// chunkSize is how much of a pipe is read at a time: output flows through
+// fixed-size buffers and is never held whole.
+const chunkSize = 32 << 10
+
+// Config describes a child to start.
+type Config struct {
+	Argv []string // program and arguments; the program is looked up in $PATH unless it contains a slash
+	Dir  string   // working directory; "" is ralph's own
+	Env  []string // the complete environment; nil means ralph's own, as with os/exec
+
+	// Stdin is copied to the child's standard input, which is then closed;
+	// nil gives the child /dev/null. An *os.File is handed over as it is.
+	Stdin io.Reader
+
+	// Stdout and Stderr receive the child's output in chunks of at most 32
+	// KiB, each from its own goroutine. nil discards the stream. When both are
+	// the same writer, the child gets a single pipe for both, so the order of
+	// its writes is kept (as with 2>&1) and the writer is called from a single
+	// goroutine. A writer that fails is not called again; the pipe is still
+	// drained so the child never blocks on it.
+	Stdout io.Writer
+	Stderr io.Writer
+
+	Grace time.Duration // SIGINT → SIGKILL delay; 0: DefaultGrace
+}
+
+// Process is a started child and its process group.
+type Process struct {
+	cmd    *exec.Cmd
+	stop   context.CancelFunc
+	done   chan struct{}
+	code   int
+	reason error // why the exit status is unknown, when code is -1
+}
+
+// Start starts c.Argv in a new process group. Cancelling ctx stops it as Stop
+// does. The returned Process must be waited for (Wait or Done) to release its
+// resources.
+func Start(ctx context.Context, c Config) (*Process, error) {
+	if len(c.Argv) == 0 {
+		return nil, errors.New("start process: empty command")
+	}
+	name := c.Argv[0]
+	if c.Dir != "" {
+		// os.StartProcess only checks Dir when no SysProcAttr is set; without
+		// this a missing Dir reads as a missing program.
+		fi, err := os.Stat(c.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("start %s: %s is not a directory", name, c.Dir)
+		}
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+
+	stopCtx, stop := context.WithCancel(ctx)
+	cmd := exec.CommandContext(stopCtx, name, c.Argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A deliberate stop interrupts the whole group; if the leader is still
+	// there after the grace period, os/exec kills it (WaitDelay), and the
+	// clean-up after the leader's exit kills the rest of the group.
+	cmd.Cancel = func() error {
+		return signalGroup(cmd.Process.Pid, syscall.SIGINT)
+	}
+	cmd.WaitDelay = grace
+
+	p := &Process{cmd: cmd, stop: stop, done: make(chan struct{})}
+	var (
+		parentEnds []*os.File // ours: read ends of stdout/stderr, write end of stdin
+		childEnds  []*os.File // closed in ralph once the child has them
+		readers    []*os.File
+		writers    []io.Writer
+	)
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	fail := func(err error) (*Process, error) {
+		stop()
+		closeAll(parentEnds)
+		closeAll(childEnds)
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	// The pipes are made here, not by os/exec: exec.Cmd.Wait would wait for
+	// its copying goroutines, that is for every holder of the pipe, before
+	// reporting the leader's exit, and the group must be killed in between.
+	outPipe := func(w io.Writer) (*os.File, error) {
+		r, cw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		parentEnds = append(parentEnds, r)
+		childEnds = append(childEnds, cw)
+		readers = append(readers, r)
+		writers = append(writers, w)
+		return cw, nil
+	}
+	if c.Stdout != nil {
+		f, err := outPipe(c.Stdout)
+		if err != nil {
+			return fail(err)
+		}
+		cmd.Stdout = f
+		if sameWriter(c.Stdout, c.Stderr) {
+			cmd.Stderr = f
+		}
+	}
+	if c.Stderr != nil && cmd.Stderr == nil {
+		f, err := outPipe(c.Stderr)
+		if err != nil {
+			return fail(err)
+		}
+		cmd.Stderr = f
+	}
+	var stdinW *os.File
+	switch in := c.Stdin.(type) {
+	case nil:
+		// os/exec opens /dev/null.
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		parentEnds = append(parentEnds, w)
+		childEnds = append(childEnds, r)
+		cmd.Stdin = r
+		stdinW = w
+	}
+
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	closeAll(childEnds)
+
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		wg.Go(func() { drain(r, writers[i]) })
+	}
+	stdinDone := make(chan struct{})
+	if stdinW != nil {
+		go func() {
+			defer close(stdinDone)
+			// A child that exits without reading gets EPIPE here, or the
+			// deadline below; neither is the caller's concern.
+			io.Copy(stdinW, c.Stdin)
+			stdinW.Close()
+		}()
+	} else {
+		close(stdinDone)
+	}
+
+	go func() {
+		err := cmd.Wait()
+		p.code = exitCode(cmd.ProcessState)
+		if cmd.ProcessState == nil {
+			p.reason = err
+		}
+		// The leader is gone: nothing in its group may outlive it.
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		if stdinW != nil {
+			stdinW.SetWriteDeadline(time.Now())
+		}
+		readersDone := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(readersDone)
+		}()
+		select {
+		case <-readersDone:
+		case <-time.After(grace):
+			// Someone outside the group (a child that called setsid) still
+			// holds a pipe open: stop reading rather than wait for it.
+			for _, r := range readers {
+				r.SetReadDeadline(time.Now())
+			}
+			<-readersDone
+		}
+		<-stdinDone
+		for _, r := range readers {
+			r.Close()
+		}
+		stop()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid returns the process id of the group leader, which is also the process
+// group id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stop stops the process group deliberately: SIGINT to the group now, SIGKILL
+// after the grace period if the leader is still there. It returns at once and
+// may be called any number of times, also after the process has exited.
+func (p *Process) Stop() { p.stop() }
+
+// Done returns a channel that is closed when the process and its group are
+// gone and all their output has been delivered.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits until the process and its group are gone and all output has been
+// delivered, and returns the leader's exit status: its exit code, 128+n when
+// it was killed by signal n, or -1 when the status could not be read.
+func (p *Process) Wait() int {
+	<-p.done
+	return p.code
+}
+
+// Err returns why Wait reported -1, and nil otherwise. It may only be called
+// after Wait or Done.
+func (p *Process) Err() error { return p.reason }
+
+// exitCode maps a wait status to the shell's convention.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+	return ps.ExitCode()
+}
+
+// signalGroup sends sig to every process in the group led by pgid. An empty
+// group is not an error: there is nothing left to stop.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// drain copies r to w in fixed-size chunks until EOF or a read error. A
+// failing w is dropped, but r is still read to the end so that the writer
+// on the other side never blocks.
+func drain(r *os.File, w io.Writer) {
+	buf := make([]byte, chunkSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && w != nil {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = nil
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// sameWriter reports whether a and b are the same writer, without panicking
+// on writers whose dynamic type cannot be compared.
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

@@ -1,0 +1,54 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/checks"
+)
+
+// Config is a checked harness.toml: everything the loop needs to know about
+// how to run, with defaults applied. Package main builds it; the loop never
+// reads TOML itself.
+type Config struct {
+	Agent  AgentConfig
+	Checks []checks.Check
+	Limits Limits
+	// Commit is whether to commit after every iteration; it applies only
+	// inside a git work tree.
+	Commit bool
+	// PromptTemplate is the text of a prompt template that replaces the
+	// embedded default; empty means the default.
+	PromptTemplate string
+	// PromptTemplateName names PromptTemplate's file in error messages.
+	PromptTemplateName string
+}
+
+// AgentConfig says how to start the agent.
+type AgentConfig struct {
+	Preset      string // for messages; empty for a plain command
+	Argv        []string
+	PromptArg   bool
+	Format      agent.Format
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	Env         []string // "K=V" pairs added to ralph's own environment
+}
+
+// Limits are the run's budgets. A zero value means no limit, except
+// MaxAttempts, which is always set.
+type Limits struct {
+	MaxIterations int
+	MaxAttempts   int
+	MaxDuration   time.Duration
+	MaxCostUSD    float64
+	MaxTokens     int64
+}
+
+// Defaults for the keys a harness.toml may leave out.
+const (
+	DefaultTimeout      = 30 * time.Minute
+	DefaultIdleTimeout  = 10 * time.Minute
+	DefaultMaxAttempts  = 5
+	DefaultCheckTimeout = 10 * time.Minute
+)

@@ -1,0 +1,51 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// inWorkTree reports whether dir is inside a git work tree (and git is
+// installed). Outside one the loop works the same, without commits.
+func inWorkTree(ctx context.Context, dir string) bool {
+	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
+	return err == nil && strings.TrimSpace(out) == "true"
+}
+
+// gitCommit commits every change in the work tree and returns the short id
+// of the new commit, or "" when there was nothing to commit.
+func gitCommit(ctx context.Context, dir, subject, body string) (string, error) {
+	if _, err := git(ctx, dir, "add", "--all"); err != nil {
+		return "", err
+	}
+	if _, err := git(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
+		return "", nil
+	}
+	msg := subject
+	if body != "" {
+		msg += "\n\n" + body
+	}
+	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg); err != nil {
+		return "", err
+	}
+	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return "", fmt.Errorf("git %s: %w", args[0], err)
+		}
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, msg)
+	}
+	return stdout.String(), nil
+}

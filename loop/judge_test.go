@@ -1,0 +1,73 @@
+package loop
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseClaim(t *testing.T) {
+	tests := []struct {
+		name  string
+		final string
+		want  Claim
+	}{
+		{"done last line", "I did it.\n<ralph>done</ralph>\n", Claim{Done: true}},
+		{"done with spaces", "ok\n   <ralph> done </ralph>  \n\n", Claim{Done: true}},
+		{"blocked", "Hmm.\n<ralph>blocked: which DB?</ralph>", Claim{Blocked: true, Question: "which DB?"}},
+		{"blocked without question", "<ralph>blocked:</ralph>", Claim{}},
+		{"tag in prose", "I will print <ralph>done</ralph> when finished.\nStill working.", Claim{}},
+		{"tag mid line at end", "I am <ralph>done</ralph>", Claim{}},
+		{"tag not last", "<ralph>done</ralph>\nmore text", Claim{}},
+		{"unknown word", "<ralph>finished</ralph>", Claim{}},
+		{"nested", "<ralph><ralph>done</ralph>", Claim{}},
+		{"empty", "", Claim{}},
+		{"only whitespace", " \n\t\n", Claim{}},
+		{"crlf", "done it\r\n<ralph>done</ralph>\r\n", Claim{Done: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ParseClaim(tt.final); got != tt.want {
+				t.Errorf("ParseClaim(%q) = %+v, want %+v", tt.final, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseReport(t *testing.T) {
+	final := "Added the table.\nLearning: run sqlc\n  Learning:   migrations in db/  \n\nIt works.\n<ralph>done</ralph>\n"
+	r := ParseReport(final)
+	if want := "Added the table.\n\nIt works."; r.Summary != want {
+		t.Errorf("summary = %q, want %q", r.Summary, want)
+	}
+	if want := []string{"run sqlc", "migrations in db/"}; strings.Join(r.Learnings, "|") != strings.Join(want, "|") {
+		t.Errorf("learnings = %q, want %q", r.Learnings, want)
+	}
+	long := ParseReport(strings.Repeat("é", 5000))
+	if len(long.Summary) > maxSummary || !strings.HasSuffix(long.Summary, "[cut]") {
+		t.Errorf("long summary: %d bytes, ends %q", len(long.Summary), long.Summary[len(long.Summary)-10:])
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Evidence
+		want string
+	}{
+		{"done", Evidence{Claim: Claim{Done: true}, Attempt: 1, MaxAttempts: 3}, Done},
+		{"claim refused by checks", Evidence{Claim: Claim{Done: true}, FailedRequired: []string{"test"}, Attempt: 1, MaxAttempts: 3}, Retry},
+		{"no claim", Evidence{Attempt: 1, MaxAttempts: 3}, Retry},
+		{"no claim, checks pass, last attempt", Evidence{Attempt: 3, MaxAttempts: 3}, Failed},
+		{"tampered", Evidence{Claim: Claim{Done: true}, Tampered: true, Attempt: 1, MaxAttempts: 3}, Retry},
+		{"stopped", Evidence{Claim: Claim{Done: true}, Stopped: "timed out", Attempt: 1, MaxAttempts: 3}, Retry},
+		{"blocked", Evidence{Claim: Claim{Blocked: true, Question: "q"}, Attempt: 3, MaxAttempts: 3}, Blocked},
+		{"refused on last attempt", Evidence{Claim: Claim{Done: true}, FailedRequired: []string{"a", "b"}, Attempt: 5, MaxAttempts: 5}, Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Judge(tt.e); got.Outcome != tt.want {
+				t.Errorf("Judge(%+v) = %+v, want outcome %s", tt.e, got, tt.want)
+			}
+		})
+	}
+}

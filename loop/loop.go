@@ -1,0 +1,553 @@
+// Package loop is ralph's engine: it runs one iteration after another (pick a
+// story, prompt a fresh agent, run the checks, judge, record, commit) until
+// every story passes, a budget runs out, or only a human can help.
+package loop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
+	"github.com/ralph-harness/ralph/templates"
+)
+
+// The three files, relative to the work directory.
+const (
+	PRDFile      = "prd.json"
+	ProgressFile = "progress.txt"
+	HarnessFile  = "harness.toml"
+)
+
+// Options configure a run of the loop.
+type Options struct {
+	Dir    string
+	Config Config
+	// Out receives the narration of the run and the agent's output; Err
+	// receives warnings.
+	Out io.Writer
+	Err io.Writer
+	// Quiet keeps the agent's and the checks' output off Out.
+	Quiet bool
+	// MaxIterations bounds this invocation (0: no bound), on top of the
+	// run's own loop.max_iterations.
+	MaxIterations int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Grace is how long a stopped agent or check gets between SIGINT and
+	// SIGKILL; 0 means the packages' default.
+	Grace time.Duration
+	// Environ is the environment the agent and checks inherit; nil means
+	// os.Environ().
+	Environ []string
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) environ() []string {
+	if o.Environ != nil {
+		return o.Environ
+	}
+	return os.Environ()
+}
+
+func (o *Options) path(name string) string { return filepath.Join(o.Dir, name) }
+
+// say prints one line of narration.
+func (o *Options) say(format string, args ...any) {
+	fmt.Fprintf(o.Out, "[ralph] "+format+"\n", args...)
+}
+
+func (o *Options) warn(format string, args ...any) {
+	fmt.Fprintf(o.Err, "ralph: warning: "+format+"\n", args...)
+}
+
+// Run runs iterations until every story passes (nil), or returns why it
+// stopped: a *StopError, an *InputError, or a runtime error.
+func Run(ctx context.Context, o Options) error {
+	ledger, err := progress.Open(o.path(ProgressFile))
+	if err != nil {
+		if errors.Is(err, progress.ErrLocked) {
+			return fmt.Errorf("%w (%s is locked by another process)", ErrLocked, o.path(ProgressFile))
+		}
+		return err
+	}
+	defer ledger.Close()
+
+	tmpl, err := o.template()
+	if err != nil {
+		return err
+	}
+	totals, err := lastTotals(o.path(ProgressFile))
+	if err != nil {
+		return err
+	}
+	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
+	for n := 0; ; n++ {
+		f, err := o.loadPRD()
+		if err != nil {
+			return err
+		}
+		story, err := o.pick(f, totals, n)
+		if story == nil {
+			return err
+		}
+		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: commit, totals: totals}
+		if err := it.run(ctx, f, story); err != nil {
+			return err
+		}
+		totals = it.entry.Totals
+	}
+}
+
+// pick returns the next story to work on, or nil and why the loop stops
+// (nil when every story passes).
+func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error) {
+	if f.Done() {
+		o.say("all %d stories pass", len(f.Stories))
+		return nil, nil
+	}
+	story := f.Next()
+	if story == nil {
+		return nil, stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
+	}
+	left := len(f.Stories) - countPassing(f)
+	l := o.Config.Limits
+	var reason string
+	switch {
+	case o.MaxIterations > 0 && n >= o.MaxIterations:
+		reason = fmt.Sprintf("%d iteration(s) run, as asked", n)
+	case l.MaxIterations > 0 && t.Iterations >= l.MaxIterations:
+		reason = fmt.Sprintf("loop.max_iterations = %d reached (%d iterations in progress.txt)", l.MaxIterations, t.Iterations)
+	case l.MaxDuration > 0 && t.Elapsed >= l.MaxDuration:
+		reason = fmt.Sprintf("loop.max_duration = %s reached", l.MaxDuration)
+	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
+		reason = fmt.Sprintf("loop.max_cost_usd = %.2f reached ($%.4f spent)", l.MaxCostUSD, t.CostUSD)
+	case l.MaxTokens > 0 && t.Tokens >= l.MaxTokens:
+		reason = fmt.Sprintf("loop.max_tokens = %d reached (%d used)", l.MaxTokens, t.Tokens)
+	default:
+		return story, nil
+	}
+	return nil, stopf(LimitReached, "%s; %d of %d stories left", reason, left, len(f.Stories))
+}
+
+func countPassing(f *prd.File) int {
+	n := 0
+	for _, s := range f.Stories {
+		if s.Passes {
+			n++
+		}
+	}
+	return n
+}
+
+// waitingOnHumans lists what stands in the loop's way, for the stop message.
+func waitingOnHumans(f *prd.File) string {
+	var parts []string
+	for _, s := range f.Stories {
+		switch f.State(s) {
+		case "blocked":
+			parts = append(parts, fmt.Sprintf("%s is blocked (%s)", s.ID, s.Blocked))
+		case "failed":
+			parts = append(parts, fmt.Sprintf("%s failed (%s)", s.ID, s.Failed))
+		case "waiting":
+			parts = append(parts, fmt.Sprintf("%s waits on %s", s.ID, strings.Join(s.DependsOn, ", ")))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (o *Options) loadPRD() (*prd.File, error) {
+	f, err := prd.Load(o.path(PRDFile))
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	return f, nil
+}
+
+func (o *Options) template() (*templates.Template, error) {
+	if o.Config.PromptTemplate == "" {
+		return templates.Default(), nil
+	}
+	t, err := templates.Parse(o.Config.PromptTemplateName, o.Config.PromptTemplate)
+	if err != nil {
+		return nil, &InputError{Err: fmt.Errorf("%s: %w", o.Config.PromptTemplateName, err)}
+	}
+	return t, nil
+}
+
+// lastTotals reads the run's running totals from the last complete ledger
+// entry: resuming never re-reads the whole history.
+func lastTotals(path string) (progress.Totals, error) {
+	entries, err := progress.Tail(path, 1)
+	if err != nil || len(entries) == 0 {
+		return progress.Totals{}, err
+	}
+	return entries[0].Totals, nil
+}
+
+// iteration is one turn of the loop, from prompt to ledger entry.
+type iteration struct {
+	o      *Options
+	tmpl   *templates.Template
+	ledger *progress.Ledger
+	commit bool
+	totals progress.Totals
+	start  time.Time
+	entry  progress.Entry
+}
+
+func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
+	o := it.o
+	start := o.now()
+	it.start = start
+	number := it.totals.Iterations + 1
+	attempt := story.Attempts + 1
+	it.entry = progress.Entry{
+		Iteration:  number,
+		Time:       start.UTC(),
+		StoryID:    story.ID,
+		StoryTitle: story.Title,
+		Attempt:    attempt,
+	}
+	prompt, err := buildPrompt(o, it.tmpl, f, story, number, it.commit)
+	if err != nil {
+		return err
+	}
+	o.say("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)
+
+	before, err := os.ReadFile(o.path(PRDFile))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", PRDFile, err)
+	}
+	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
+	if err != nil {
+		return err
+	}
+	e := &it.entry
+	e.AgentExit = res.ExitCode
+	e.AgentDuration = res.Duration
+	e.InputTokens, e.OutputTokens = res.InputTokens, res.OutputTokens
+	e.CostUSD, e.CostKnown = res.CostUSD, res.CostKnown
+	claim := ParseClaim(res.FinalMessage)
+	if res.Stopped != "" {
+		// A stopped agent's last words are not a final message.
+		claim = Claim{}
+	}
+	e.Claim = claim.String()
+	e.AgentNote = agentNote(res)
+	report := ParseReport(res.FinalMessage)
+	e.Summary, e.Learnings = report.Summary, report.Learnings
+	o.say("agent exited %d after %s%s", res.ExitCode, res.Duration.Round(100*time.Millisecond), claimNote(claim, e.AgentNote))
+
+	f, tampered, err := it.guardPRD(before, story.ID)
+	if err != nil {
+		return err
+	}
+	e.Tampered = tampered
+	for _, t := range tampered {
+		o.warn("%s", t)
+	}
+	if res.Stopped == "interrupted" || ctx.Err() != nil {
+		return it.interrupted(f)
+	}
+
+	failed := it.runChecks(ctx, f.Story(story.ID))
+	if ctx.Err() != nil {
+		return it.interrupted(f)
+	}
+	stopped := ""
+	if res.Stopped != "" {
+		stopped = e.AgentNote
+	}
+	v := Judge(Evidence{
+		Claim:          claim,
+		FailedRequired: failed,
+		Tampered:       len(tampered) > 0,
+		Stopped:        stopped,
+		Attempt:        attempt,
+		MaxAttempts:    o.Config.Limits.MaxAttempts,
+	})
+	e.Outcome = v.Outcome
+	s := f.Story(story.ID)
+	st := s.Status()
+	st.Attempts = attempt
+	switch v.Outcome {
+	case Done:
+		st.Passes = true
+	case Blocked:
+		st.Blocked = claim.Question
+		e.Question = claim.Question
+	case Failed:
+		st.Failed = v.Reason
+	}
+	s.SetStatus(st)
+	if err := f.Save(o.path(PRDFile)); err != nil {
+		return err
+	}
+	o.say("%s → %s: %s", story.ID, v.Outcome, v.Reason)
+	return it.record(ctx, fmt.Sprintf("%s %s (attempt %d): %s", story.ID, v.Outcome, attempt, story.Title))
+}
+
+// runAgent starts the agent with the prompt and the task's environment.
+func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, number, attempt int) (agent.Result, error) {
+	o, a := it.o, it.o.Config.Agent
+	extra := append(append([]string{}, a.Env...),
+		"RALPH_TASK_ID="+storyID,
+		"RALPH_ITERATION="+strconv.Itoa(number),
+		"RALPH_ATTEMPT="+strconv.Itoa(attempt),
+	)
+	out := o.Out
+	if o.Quiet {
+		out = io.Discard
+	}
+	res, err := agent.Run(ctx, agent.Options{
+		Argv:        a.Argv,
+		Dir:         o.Dir,
+		Env:         agent.Environ(o.environ(), extra...),
+		Prompt:      prompt,
+		PromptArg:   a.PromptArg,
+		Timeout:     a.Timeout,
+		IdleTimeout: a.IdleTimeout,
+		Grace:       o.Grace,
+		Output:      out,
+		Format:      a.Format,
+	})
+	if err != nil {
+		return res, fmt.Errorf("start agent: %w", err)
+	}
+	return res, nil
+}
+
+func agentNote(res agent.Result) string {
+	switch res.Stopped {
+	case "timeout":
+		return "timed out (agent.timeout)"
+	case "idle":
+		return "stopped: no output for agent.idle_timeout"
+	case "interrupted":
+		return "interrupted"
+	}
+	if res.APIError {
+		return "the agent reported an API error"
+	}
+	return ""
+}
+
+func claimNote(c Claim, note string) string {
+	var parts []string
+	switch {
+	case c.Done:
+		parts = append(parts, "claimed done")
+	case c.Blocked:
+		parts = append(parts, "asked: "+c.Question)
+	default:
+		parts = append(parts, "no claim")
+	}
+	if note != "" {
+		parts = append(parts, note)
+	}
+	return " · " + strings.Join(parts, " · ")
+}
+
+// guardPRD reloads prd.json after the agent ran and undoes any change the
+// agent made to what only ralph may write. A prd.json the agent broke, or
+// whose stories it added or removed, is put back whole.
+func (it *iteration) guardPRD(before []byte, storyID string) (*prd.File, []string, error) {
+	o := it.o
+	path := o.path(PRDFile)
+	orig, err := prd.Parse(before, PRDFile)
+	if err != nil {
+		return nil, nil, &InputError{Err: err}
+	}
+	after, err := os.ReadFile(path)
+	if err == nil && bytes.Equal(before, after) {
+		return orig, nil, nil
+	}
+	var cur *prd.File
+	if err == nil {
+		cur, err = prd.Parse(after, PRDFile)
+	}
+	if err != nil || !sameStories(orig, cur) {
+		if werr := atomicfile.Write(path, before, 0o644); werr != nil {
+			return nil, nil, werr
+		}
+		return orig, []string{fmt.Sprintf("%s was broken or its stories changed by the agent; restored it as it was", PRDFile)}, nil
+	}
+	var tampered []string
+	want := orig.Statuses()
+	for _, s := range cur.Stories {
+		if s.Status() != want[s.ID] {
+			tampered = append(tampered, fmt.Sprintf("%s: the agent changed the status of %s; restored it", PRDFile, s.ID))
+			s.SetStatus(want[s.ID])
+		}
+	}
+	if len(tampered) > 0 {
+		if err := cur.Save(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cur, tampered, nil
+}
+
+func sameStories(a, b *prd.File) bool {
+	if len(a.Stories) != len(b.Stories) {
+		return false
+	}
+	for i := range a.Stories {
+		if a.Stories[i].ID != b.Stories[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// runChecks runs the configured checks and the story's own, records them in
+// the entry, and returns the names of the required ones that failed.
+func (it *iteration) runChecks(ctx context.Context, story *prd.Story) []string {
+	o := it.o
+	cs := storyChecks(o.Config.Checks, story)
+	if len(cs) == 0 {
+		return nil
+	}
+	results := checks.Run(ctx, cs, o.checkOptions())
+	var failed []string
+	for _, r := range results {
+		c := progress.Check{
+			Name:     r.Name,
+			Passed:   r.Passed,
+			Optional: !r.Required,
+			TimedOut: r.TimedOut,
+			Duration: r.Duration,
+		}
+		if !r.Passed {
+			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
+			if r.Err != nil {
+				c.Excerpt = r.Err.Error()
+			}
+			if r.Required {
+				failed = append(failed, r.Name)
+			}
+		}
+		it.entry.Checks = append(it.entry.Checks, c)
+	}
+	return failed
+}
+
+// checkOptions runs checks as an iteration does, narrating each as it ends
+// with the tail of a failure's output.
+func (o *Options) checkOptions() checks.Options {
+	return checks.Options{
+		Dir:   o.Dir,
+		Env:   agent.Environ(o.environ()),
+		Grace: o.Grace,
+		Now:   o.Now,
+		Done: func(r checks.Result) {
+			o.say("%s", r.Summary())
+			if r.Passed || o.Quiet || r.Err != nil {
+				return
+			}
+			for _, line := range strings.Split(checks.Excerpt(r.Output, narratedLines), "\n") {
+				fmt.Fprintf(o.Out, "        | %s\n", line)
+			}
+		},
+	}
+}
+
+// narratedLines is how much of a failing check's output the narration shows.
+const narratedLines = 8
+
+// excerptLines is how much of a failing check's output the ledger keeps:
+// enough for the next prompt to show the failure.
+const excerptLines = 40
+
+// storyChecks is the harness's checks followed by the story's own.
+func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
+	cs := append([]checks.Check{}, base...)
+	if s == nil {
+		return cs
+	}
+	for i, run := range s.Checks {
+		cs = append(cs, checks.Check{
+			Name:     fmt.Sprintf("%s#%d", s.ID, i+1),
+			Run:      run,
+			Timeout:  DefaultCheckTimeout,
+			Required: true,
+		})
+	}
+	return cs
+}
+
+// interrupted records an iteration that a signal cut short. It is not an
+// attempt: the story's counters stay as they were.
+func (it *iteration) interrupted(f *prd.File) error {
+	it.entry.Outcome = Interrupted
+	it.entry.Claim = ""
+	if err := it.appendEntry(); err != nil {
+		return err
+	}
+	return stopf(InterruptedStop, "interrupted during iteration %d (%s); run `ralph loop` again to resume", it.entry.Iteration, it.entry.StoryID)
+}
+
+// record commits the iteration's changes (when asked to) and appends the
+// ledger entry naming the commit.
+func (it *iteration) record(ctx context.Context, message string) error {
+	o := it.o
+	if it.commit {
+		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, "ralph: "+message, it.entry.Summary)
+		switch {
+		case err != nil:
+			o.warn("git commit: %v (the changes stay in the work tree)", err)
+			it.entry.Commit = "none (commit failed)"
+		case id == "":
+			it.entry.Commit = "none (no changes)"
+		default:
+			it.entry.Commit = id
+			o.say("committed %s", id)
+		}
+	}
+	return it.appendEntry()
+}
+
+func (it *iteration) appendEntry() error {
+	e := &it.entry
+	t := it.totals
+	t.Iterations = e.Iteration
+	t.Tokens += e.InputTokens + e.OutputTokens
+	t.CostUSD += e.CostUSD
+	t.Elapsed += it.o.now().Sub(it.start)
+	e.Totals = t
+	return it.ledger.Append(*e)
+}
+
+// Checks runs the harness's checks now, as an iteration would, followed by
+// the checks of the story storyID when it is not empty.
+func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, error) {
+	var story *prd.Story
+	if storyID != "" {
+		f, err := o.loadPRD()
+		if err != nil {
+			return nil, err
+		}
+		if story = f.Story(storyID); story == nil {
+			return nil, &InputError{Err: fmt.Errorf("%s: no story %q", PRDFile, storyID)}
+		}
+	}
+	return checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions()), nil
+}

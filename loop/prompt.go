@@ -1,0 +1,171 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
+	"github.com/ralph-harness/ralph/templates"
+)
+
+// Byte budgets for what goes into a prompt, so that it stays bounded however
+// long the run has been and whatever the files hold.
+const (
+	maxHead        = 8 << 10
+	maxDescription = 16 << 10
+	maxNotes       = 4 << 10
+	maxCriterion   = 1 << 10
+	maxCriteria    = 30
+	maxFailures    = 5
+	maxFailure     = 4 << 10
+	recentEntries  = 3
+	maxRecent      = 2 << 10
+	// maxHistoryScan bounds how far back the ledger is read to find this
+	// story's previous attempt.
+	maxHistoryScan = 4 << 20
+)
+
+// NextPrompt renders the prompt the next iteration would send, touching
+// nothing. When no story is runnable it returns a nil error and an empty
+// prompt if every story passes, or a *StopError saying why.
+func NextPrompt(o Options) (string, error) {
+	tmpl, err := o.template()
+	if err != nil {
+		return "", err
+	}
+	f, err := o.loadPRD()
+	if err != nil {
+		return "", err
+	}
+	if f.Done() {
+		return "", nil
+	}
+	story := f.Next()
+	if story == nil {
+		return "", stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
+	}
+	totals, err := lastTotals(o.path(ProgressFile))
+	if err != nil {
+		return "", err
+	}
+	return buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))
+}
+
+// buildPrompt gathers the prompt's data from the three files, each part cut
+// to its budget, and renders it.
+func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story, number int, commit bool) (string, error) {
+	p := templates.Prompt{
+		Project:     f.Project,
+		Description: cut(f.Description, maxNotes),
+		Story: templates.Story{
+			ID:          s.ID,
+			Title:       cut(s.Title, maxCriterion),
+			Description: cut(s.Description, maxDescription),
+			Notes:       cut(s.Notes, maxNotes),
+		},
+		Iteration:   number,
+		Attempt:     s.Attempts + 1,
+		MaxAttempts: o.Config.Limits.MaxAttempts,
+		Commit:      commit,
+	}
+	for i, c := range s.AcceptanceCriteria {
+		if i == maxCriteria {
+			p.Story.AcceptanceCriteria = append(p.Story.AcceptanceCriteria, fmt.Sprintf("…and %d more in prd.json", len(s.AcceptanceCriteria)-i))
+			break
+		}
+		p.Story.AcceptanceCriteria = append(p.Story.AcceptanceCriteria, cut(c, maxCriterion))
+	}
+	cs := storyChecks(o.Config.Checks, s)
+	runs := map[string]string{}
+	for _, c := range cs {
+		p.Checks = append(p.Checks, templates.Check{Name: c.Name, Run: cut(c.Run, maxCriterion), Required: c.Required})
+		runs[c.Name] = p.Checks[len(p.Checks)-1].Run
+	}
+
+	path := o.path(ProgressFile)
+	head, err := progress.ReadHead(path, maxHead)
+	if err != nil {
+		return "", err
+	}
+	p.Head = head
+	recent, err := progress.Tail(path, recentEntries)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range recent {
+		p.Recent = append(p.Recent, cut(recap(e), maxRecent))
+	}
+	prev, err := previousAttempt(path, s.ID)
+	if err != nil {
+		return "", err
+	}
+	if prev != nil {
+		p.Previous = cut(recap(*prev), maxRecent)
+		for _, c := range prev.Checks {
+			if c.Passed || c.Skipped || len(p.Failures) == maxFailures {
+				continue
+			}
+			p.Failures = append(p.Failures, templates.Failure{Name: c.Name, Run: runs[c.Name], Output: cutHead(c.Excerpt, maxFailure)})
+		}
+	}
+	return tmpl.Render(p)
+}
+
+// previousAttempt finds the story's last ledger entry, reading back from the
+// end of the ledger only as far as maxHistoryScan.
+func previousAttempt(path, storyID string) (*progress.Entry, error) {
+	var found *progress.Entry
+	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
+		if e.StoryID == storyID {
+			found = &e
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// recap is a short account of a ledger entry for a prompt.
+func recap(e progress.Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- iteration %d · %s · attempt %d · %s", e.Iteration, e.StoryID, e.Attempt, e.Outcome)
+	if e.Claim != "" {
+		fmt.Fprintf(&b, " · the agent claimed %s", e.Claim)
+	}
+	if e.AgentNote != "" {
+		fmt.Fprintf(&b, " · %s", e.AgentNote)
+	}
+	var failed []string
+	for _, c := range e.Checks {
+		if !c.Passed && !c.Skipped {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, " · failed checks: %s", strings.Join(failed, ", "))
+	}
+	for _, t := range e.Tampered {
+		fmt.Fprintf(&b, "\n  tampering: %s", t)
+	}
+	if e.Summary != "" {
+		fmt.Fprintf(&b, "\n  summary: %s", strings.ReplaceAll(e.Summary, "\n", "\n  "))
+	}
+	for _, l := range e.Learnings {
+		fmt.Fprintf(&b, "\n  learning: %s", l)
+	}
+	return b.String()
+}
+
+// cutHead keeps the last n bytes of s: a failure's end says the most.
+func cutHead(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return "[…]" + s[i:]
+}

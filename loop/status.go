@@ -1,0 +1,90 @@
+package loop
+
+import (
+	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// StoryReport is one story's state for `ralph status`.
+type StoryReport struct {
+	ID            string   `json:"id"`
+	Title         string   `json:"title"`
+	Priority      int      `json:"priority,omitempty"`
+	State         string   `json:"state"`
+	Attempts      int      `json:"attempts"`
+	LastOutcome   string   `json:"lastOutcome,omitempty"`
+	LastIteration int      `json:"lastIteration,omitempty"`
+	Blocked       string   `json:"blocked,omitempty"`
+	Failed        string   `json:"failed,omitempty"`
+	DependsOn     []string `json:"dependsOn,omitempty"`
+}
+
+// Totals are the run's totals as the ledger carries them.
+type Totals struct {
+	Iterations     int     `json:"iterations"`
+	Tokens         int64   `json:"tokens"`
+	CostUSD        float64 `json:"costUSD"`
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+}
+
+// StatusReport is the state of the run: every story and the totals.
+type StatusReport struct {
+	Project string        `json:"project,omitempty"`
+	Stories []StoryReport `json:"stories"`
+	Passing int           `json:"passing"`
+	Total   int           `json:"total"`
+	Next    string        `json:"next,omitempty"`
+	Totals  Totals        `json:"totals"`
+}
+
+// Status reads prd.json and the end of the ledger, changing nothing.
+func Status(dir string) (StatusReport, error) {
+	o := Options{Dir: dir}
+	f, err := o.loadPRD()
+	if err != nil {
+		return StatusReport{}, err
+	}
+	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
+	if next := f.Next(); next != nil && !f.Done() {
+		r.Next = next.ID
+	}
+	last := map[string]progress.Entry{}
+	var newest *progress.Entry
+	err = progress.TailFunc(o.path(ProgressFile), maxHistoryScan, func(e progress.Entry) bool {
+		if newest == nil {
+			newest = &e
+		}
+		if _, ok := last[e.StoryID]; !ok {
+			last[e.StoryID] = e
+		}
+		return len(last) < len(f.Stories)
+	})
+	if err != nil {
+		return StatusReport{}, err
+	}
+	if newest != nil {
+		t := newest.Totals
+		r.Totals = Totals{Iterations: t.Iterations, Tokens: t.Tokens, CostUSD: t.CostUSD, ElapsedSeconds: t.Elapsed.Seconds()}
+	}
+	for _, s := range f.Stories {
+		sr := storyReport(f, s)
+		if e, ok := last[s.ID]; ok {
+			sr.LastOutcome, sr.LastIteration = e.Outcome, e.Iteration
+		}
+		r.Stories = append(r.Stories, sr)
+	}
+	return r, nil
+}
+
+func storyReport(f *prd.File, s *prd.Story) StoryReport {
+	return StoryReport{
+		ID:        s.ID,
+		Title:     s.Title,
+		Priority:  s.Priority,
+		State:     f.State(s),
+		Attempts:  s.Attempts,
+		Blocked:   s.Blocked,
+		Failed:    s.Failed,
+		DependsOn: s.DependsOn,
+	}
+}

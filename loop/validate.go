@@ -1,0 +1,61 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// Validation is what `ralph validate` found in the files besides errors.
+type Validation struct {
+	Stories  int
+	Entries  int
+	Torn     int
+	Warnings []string
+}
+
+// Validate checks prd.json, progress.txt and the prompt template against
+// cfg, reporting every problem at once. It changes nothing.
+func Validate(o Options) (Validation, error) {
+	var v Validation
+	var errs []error
+	if f, err := o.loadPRD(); err != nil {
+		errs = append(errs, err)
+	} else {
+		v.Stories = len(f.Stories)
+		for _, s := range f.Stories {
+			if s.Passes && (s.Blocked != "" || s.Failed != "") {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s passes but is also marked blocked or failed", PRDFile, s.ID))
+			}
+		}
+	}
+	if _, err := o.template(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(o.Config.Checks) == 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: no [[checks]]: the judge can only take the agent's word", HarnessFile))
+	}
+	file, err := os.Open(o.path(ProgressFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: missing; `ralph loop` will create it", ProgressFile))
+	case err != nil:
+		errs = append(errs, err)
+	default:
+		_, entries, torn, err := progress.Parse(file)
+		file.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", ProgressFile, err))
+		}
+		v.Entries, v.Torn = len(entries), torn
+		if torn > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d torn ledger entries (an append was cut short); they are skipped", ProgressFile, torn))
+		}
+	}
+	if len(errs) > 0 {
+		return v, &InputError{Err: errors.Join(errs...)}
+	}
+	return v, nil
+}

@@ -1,0 +1,191 @@
+// Command ralph runs a coding agent in a loop until a task list is done,
+// judging each iteration itself by running the project's checks.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/loop"
+)
+
+// Exit codes: the contract with scripts (see README).
+const (
+	exitOK          = 0
+	exitRuntime     = 1
+	exitUsage       = 2
+	exitLimit       = 3
+	exitStalled     = 4
+	exitNeedsHuman  = 5
+	exitInterrupted = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr, env{}))
+}
+
+// env holds what tests inject into a run of the command.
+type env struct {
+	// now replaces the clock, so that golden files are byte-stable.
+	now func() time.Time
+}
+
+// run is the whole command: it returns the exit code instead of exiting, so
+// that deferred writes and child cleanup always run.
+//
+// What goes where: results (tables, prompts, --json) go to stdout, and so do
+// the loop's narration and the agent's streamed output; diagnostics go to
+// stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
+func run(args []string, stdout, stderr io.Writer, e env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdout, stderr, e)
+	err := app.RunContext(ctx, args)
+	code := exitCode(err)
+	if code != exitOK {
+		report(stderr, err)
+	}
+	return code
+}
+
+func newApp(stdout, stderr io.Writer, e env) *cli.App {
+	return &cli.App{
+		Name:      "ralph",
+		Usage:     "run a coding agent in a loop until the task list is done",
+		Version:   version,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "C", Usage: "work in `DIR` instead of the current directory"},
+		},
+		Commands: []*cli.Command{
+			initCommand(),
+			loopCommand(e),
+			statusCommand(),
+			promptCommand(),
+			checkCommand(e),
+			validateCommand(),
+			demoCommand(e),
+			demoAgentCommand(),
+		},
+		HideHelpCommand: true,
+		// Errors reach run, which alone decides the exit code.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("unknown command %q (run `ralph --help` for the list)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err: err}
+}
+
+// usageError is bad usage or bad input: exit 2, and nothing was changed.
+type usageError struct {
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error to the exit code in one place.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var usage *usageError
+	var input *loop.InputError
+	var stopped *loop.StopError
+	switch {
+	case errors.As(err, &usage), errors.As(err, &input):
+		return exitUsage
+	case errors.As(err, &stopped):
+		switch stopped.Kind {
+		case loop.LimitReached:
+			return exitLimit
+		case loop.NeedsHuman:
+			return exitNeedsHuman
+		case loop.InterruptedStop:
+			return exitInterrupted
+		}
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, errChecksFailed):
+		return exitRuntime
+	}
+	return exitRuntime
+}
+
+// report prints err and any hint for it on stderr.
+func report(stderr io.Writer, err error) {
+	if err == nil {
+		return
+	}
+	if errors.Is(err, errChecksFailed) {
+		return // the summary said it all
+	}
+	var stopped *loop.StopError
+	if errors.As(err, &stopped) {
+		fmt.Fprintf(stderr, "ralph: stopped: %s\n", stopped.Reason)
+		return
+	}
+	fmt.Fprintf(stderr, "ralph: error: %s\n", err)
+	var notFound *agent.NotFoundError
+	switch {
+	case errors.As(err, &notFound):
+		fmt.Fprintf(stderr, "ralph: hint: install %s, or set agent.command (or agent.preset) in %s to an agent on your PATH\n", notFound.Program, harnessFile)
+	case errors.Is(err, loop.ErrLocked):
+		fmt.Fprintf(stderr, "ralph: hint: wait for it to finish, or stop it (Ctrl-C) first\n")
+	}
+}
+
+// workDir returns the directory named by -C, or the current one.
+func workDir(c *cli.Context) (string, error) {
+	dir := c.String("C")
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", usageErrorf("-C %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return "", usageErrorf("-C %s: not a directory", dir)
+	}
+	return abs, nil
+}
+
+// noArgs rejects stray arguments: a command given words it ignores is likely
+// not doing what the user meant.
+func noArgs(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageErrorf("%s: unexpected argument %q", c.Command.Name, c.Args().First())
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ralph-harness/ralph/internal/fakeagent"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of the testscripts")
+
+// testClock is the frozen clock of every ralph run in the scripts, so that
+// the ledger's times and durations are byte-stable.
+func testClock() time.Time {
+	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ralph": func() {
+			os.Exit(run(os.Args, os.Stdout, os.Stderr, env{now: testClock}))
+		},
+		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           filepath.Join("testdata", "script"),
+		UpdateScripts: *update,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("FAKEAGENT_DIR", filepath.Join(e.WorkDir, "fake"))
+			// Commits in scripts need an identity and no user config.
+			e.Setenv("GIT_AUTHOR_NAME", "ralph test")
+			e.Setenv("GIT_AUTHOR_EMAIL", "test@ralph.invalid")
+			e.Setenv("GIT_COMMITTER_NAME", "ralph test")
+			e.Setenv("GIT_COMMITTER_EMAIL", "test@ralph.invalid")
+			e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			e.Setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
+			e.Setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
+			e.Setenv("CLAUDECODE", "1")
+			return nil
+		},
+	})
+}

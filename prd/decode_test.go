@@ -1,0 +1,319 @@
+package prd
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// exported returns the exported fields of s, for comparisons.
+func exported(s *Story) Story {
+	c := *s
+	c.fields, c.orig = nil, nil
+	return c
+}
+
+func mustParse(t testing.TB, data string) *File {
+	t.Helper()
+	f, err := Parse([]byte(data), "prd.json")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return f
+}
+
+func TestParseStory(t *testing.T) {
+	tests := []struct {
+		name  string
+		story string // the JSON of the only story
+		want  Story
+	}{
+		{
+			name: "every field",
+			story: `{"id": "US-001", "title": "Add cart", "description": "As a shopper",
+				"acceptanceCriteria": ["a", "Typecheck passes"], "priority": 3, "notes": "n",
+				"checks": ["go test ./..."], "dependsOn": [], "passes": true, "attempts": 2,
+				"blocked": "which db?", "failed": "too hard"}`,
+			want: Story{ID: "US-001", Title: "Add cart", Description: "As a shopper",
+				AcceptanceCriteria: []string{"a", "Typecheck passes"}, Priority: 3, HasPriority: true,
+				Notes: "n", Checks: []string{"go test ./..."}, DependsOn: []string{}, Passes: true,
+				Attempts: 2, Blocked: "which db?", Failed: "too hard"},
+		},
+		{
+			name:  "only the required fields",
+			story: `{"id": "US-001", "title": "T"}`,
+			want:  Story{ID: "US-001", Title: "T"},
+		},
+		{
+			name: "null is absent",
+			story: `{"id": "US-001", "title": "T", "description": null, "acceptanceCriteria": null,
+				"priority": null, "passes": null, "attempts": null, "blocked": null, "failed": null}`,
+			want: Story{ID: "US-001", Title: "T"},
+		},
+		{
+			name:  "priority zero is a priority",
+			story: `{"id": "US-001", "title": "T", "priority": 0}`,
+			want:  Story{ID: "US-001", Title: "T", HasPriority: true},
+		},
+		{
+			name:  "negative priority",
+			story: `{"id": "US-001", "title": "T", "priority": -2}`,
+			want:  Story{ID: "US-001", Title: "T", Priority: -2, HasPriority: true},
+		},
+		{
+			name:  "failed true",
+			story: `{"id": "US-001", "title": "T", "failed": true}`,
+			want:  Story{ID: "US-001", Title: "T", Failed: "failed"},
+		},
+		{
+			name:  "failed false",
+			story: `{"id": "US-001", "title": "T", "failed": false}`,
+			want:  Story{ID: "US-001", Title: "T"},
+		},
+		{
+			name:  "escapes and unicode",
+			story: `{"id": "US-\u0030\u0030\u0031", "title": "caf\u00e9 ☕ \"q\" \\"}`,
+			want:  Story{ID: "US-001", Title: "café ☕ \"q\" \\"},
+		},
+		{
+			// Keys are matched exactly, unlike encoding/json, so this is an
+			// unknown field that is kept.
+			name:  "keys are case-sensitive",
+			story: `{"id": "US-001", "title": "T", "Passes": true}`,
+			want:  Story{ID: "US-001", Title: "T"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := mustParse(t, `{"userStories": [`+tt.story+`]}`)
+			if len(f.Stories) != 1 {
+				t.Fatalf("got %d stories, want 1", len(f.Stories))
+			}
+			if got := exported(f.Stories[0]); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	f := mustParse(t, `{"project": "Shop", "branchName": "ralph/checkout", "description": "Checkout flow",
+		"userStories": [{"id": "US-001", "title": "T"}]}`)
+	if f.Project != "Shop" || f.BranchName != "ralph/checkout" || f.Description != "Checkout flow" {
+		t.Errorf("got project %q, branchName %q, description %q; want %q, %q, %q",
+			f.Project, f.BranchName, f.Description, "Shop", "ralph/checkout", "Checkout flow")
+	}
+}
+
+// typeErrors is a file with a value of the wrong type on almost every line.
+const typeErrors = `{
+  "project": 1,
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "T",
+      "priority": "1",
+      "acceptanceCriteria": ["ok", 2],
+      "passes": "no",
+      "attempts": 1.5,
+      "failed": 3,
+      "checks": "go test"
+    },
+    "US-002"
+  ]
+}
+`
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want string
+	}{
+		// Syntax.
+		{
+			name: "trailing comma",
+			data: "{\n  \"project\": \"Shop\",\n  \"userStories\": [],\n}\n",
+			want: `prd.json:4:1: invalid character '}' looking for beginning of object key string`,
+		},
+		{
+			name: "unexpected end",
+			data: "{\n  \"project\": \"Shop\",\n",
+			want: `prd.json:3:1: unexpected end of JSON input`,
+		},
+		{
+			name: "empty",
+			data: "",
+			want: `prd.json:1:1: unexpected end of JSON input`,
+		},
+		{
+			name: "columns count characters",
+			data: `{"project": "Café" "x": 1}`,
+			want: `prd.json:1:20: invalid character '"' after object key:value pair`,
+		},
+		{
+			name: "after the top-level value",
+			data: "{}\nx",
+			want: `prd.json:2:1: invalid character 'x' after top-level value`,
+		},
+
+		// Types.
+		{
+			name: "top level is an array",
+			data: "\n  []",
+			want: `prd.json:2:3: want an object, got array`,
+		},
+		{
+			name: "userStories is an object",
+			data: `{"userStories": {}}`,
+			want: `prd.json:1:17: userStories: want an array, got object`,
+		},
+		{
+			name: "every type error",
+			data: typeErrors,
+			want: `prd.json:2:14: project: want a string, got number
+prd.json:7:19: userStories[0].priority: want a number, got string
+prd.json:8:36: userStories[0].acceptanceCriteria[1]: want a string, got number
+prd.json:9:17: userStories[0].passes: want a boolean, got string
+prd.json:10:19: userStories[0].attempts: want an integer, got 1.5
+prd.json:11:17: userStories[0].failed: want a string or a boolean, got number
+prd.json:12:17: userStories[0].checks: want an array, got string
+prd.json:14:5: userStories[1]: want an object, got string`,
+		},
+		{
+			name: "integer with an exponent",
+			data: `{"userStories":[{"id":"A","title":"t","priority":1e2}]}`,
+			want: `prd.json:1:50: userStories[0].priority: want an integer, got 1e2`,
+		},
+		{
+			name: "integer out of range",
+			data: `{"userStories":[{"id":"A","title":"t","priority":99999999999999999999}]}`,
+			want: `prd.json:1:50: userStories[0].priority: 99999999999999999999 is out of range`,
+		},
+		{
+			name: "null in an array of strings",
+			data: `{"userStories":[{"id":"A","title":"t","dependsOn":[null]}]}`,
+			want: `prd.json:1:52: userStories[0].dependsOn[0]: want a string, got null`,
+		},
+		{
+			name: "duplicate key",
+			data: `{"userStories":[{"id":"A","title":"t","passes":true,"passes":false}]}`,
+			want: `prd.json:1:62: userStories[0].passes: duplicate key`,
+		},
+
+		// Meaning.
+		{
+			name: "no userStories",
+			data: `{"project": "Shop"}`,
+			want: `prd.json: missing userStories array`,
+		},
+		{
+			name: "userStories null",
+			data: `{"userStories": null}`,
+			want: `prd.json: missing userStories array`,
+		},
+		{
+			name: "userStories empty",
+			data: `{"userStories": []}`,
+			want: `prd.json: userStories is empty: there is nothing to do`,
+		},
+		{
+			name: "story without id",
+			data: `{"userStories": [{"id": "US-001", "title": "a"}, {"id": "US-002", "title": "b"}, {"title": "c"}]}`,
+			want: `prd.json: userStories[2]: missing id`,
+		},
+		{
+			name: "empty id",
+			data: `{"userStories": [{"id": "", "title": "a"}]}`,
+			want: `prd.json: userStories[0]: missing id`,
+		},
+		{
+			name: "duplicate id",
+			data: `{"userStories": [{"id": "US-001", "title": "a"}, {"id": "US-002", "title": "b"},
+				{"id": "US-003", "title": "c"}, {"id": "US-002", "title": "d"}]}`,
+			want: `prd.json: userStories[3]: duplicate id "US-002" (first at userStories[1])`,
+		},
+		{
+			name: "story without title",
+			data: `{"userStories": [{"id": "US-001"}]}`,
+			want: `prd.json: US-001: missing title`,
+		},
+		{
+			name: "negative attempts",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "attempts": -1}]}`,
+			want: `prd.json: US-001: attempts: want 0 or more, got -1`,
+		},
+		{
+			name: "empty checks",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet", "", "  "]}]}`,
+			want: "prd.json: US-001: checks[1] is empty\nprd.json: US-001: checks[2] is empty",
+		},
+		{
+			name: "dependsOn unknown",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "dependsOn": ["US-009"]}]}`,
+			want: `prd.json: US-001: dependsOn names unknown story "US-009"`,
+		},
+		{
+			name: "dependsOn itself",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "dependsOn": ["US-001"]}]}`,
+			want: `prd.json: US-001: dependsOn names the story itself`,
+		},
+		{
+			name: "dependsOn cycle",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "dependsOn": ["US-002"]},
+				{"id": "US-002", "title": "b", "dependsOn": ["US-001"]}]}`,
+			want: `prd.json: dependsOn cycle: US-001 -> US-002 -> US-001`,
+		},
+		{
+			name: "two cycles",
+			data: `{"userStories": [{"id": "A", "title": "a", "dependsOn": ["B"]},
+				{"id": "B", "title": "b", "dependsOn": ["C", "A"]}, {"id": "C", "title": "c", "dependsOn": ["B"]},
+				{"id": "D", "title": "d", "dependsOn": ["A"]}]}`,
+			want: "prd.json: dependsOn cycle: B -> C -> B\nprd.json: dependsOn cycle: A -> B -> A",
+		},
+		{
+			name: "all problems at once",
+			data: `{"userStories": [
+				{"id": "A", "dependsOn": ["B", "A", "Q"], "checks": [""]},
+				{"id": "B", "title": "b", "dependsOn": ["C"]},
+				{"id": "C", "title": "c", "dependsOn": ["A"], "attempts": -1},
+				{"id": "C", "title": "c2"},
+				{"title": "e"}]}`,
+			want: `prd.json: A: missing title
+prd.json: A: checks[0] is empty
+prd.json: userStories[2]: attempts: want 0 or more, got -1
+prd.json: userStories[3]: duplicate id "C" (first at userStories[2])
+prd.json: userStories[4]: missing id
+prd.json: A: dependsOn names the story itself
+prd.json: A: dependsOn names unknown story "Q"
+prd.json: dependsOn cycle: A -> B -> C -> A`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse([]byte(tt.data), "prd.json")
+			if err == nil {
+				t.Fatalf("Parse succeeded, want error:\n%s", tt.want)
+			}
+			if f != nil {
+				t.Errorf("Parse returned a file with its error")
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("got error:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseSyntaxErrorUnwraps(t *testing.T) {
+	_, err := Parse([]byte("{"), "work/prd.json")
+	var serr *json.SyntaxError
+	if !errors.As(err, &serr) {
+		t.Errorf("error %v does not wrap a *json.SyntaxError", err)
+	}
+	if !strings.HasPrefix(err.Error(), "work/prd.json:1:2: ") {
+		t.Errorf("error %q does not name work/prd.json:1:2", err)
+	}
+}

@@ -1,0 +1,161 @@
+// Package prd reads and writes prd.json, the task list that ralph works through:
+// the stories a human wrote and the status of each that only ralph may change.
+// It validates the file, picks the next story to work on and saves the file
+// atomically, keeping the order of keys and every field it does not know.
+package prd
+
+import (
+	"os"
+	"slices"
+
+	"github.com/ralph-harness/ralph/internal/atomicfile"
+)
+
+// File is a parsed prd.json.
+type File struct {
+	Project     string
+	BranchName  string
+	Description string
+	Stories     []*Story
+
+	fields []field // top-level members as parsed, in order
+	orig   *File   // the header as parsed, to tell which fields changed
+}
+
+// Story is one user story of a File.
+type Story struct {
+	ID                 string
+	Title              string
+	Description        string
+	AcceptanceCriteria []string
+	Priority           int // 0 when absent (see HasPriority)
+	HasPriority        bool
+	Notes              string
+	Checks             []string // shell commands that must pass for this story
+	DependsOn          []string // ids of stories that must be done first
+
+	// Status: written by ralph only.
+	Passes   bool
+	Attempts int
+	Blocked  string // the open question for a human; "" when not blocked
+	Failed   string // why the story was given up; "" when not failed
+
+	fields []field // members as parsed, in order
+	orig   *Story  // the story as parsed, to tell which fields changed
+}
+
+// Status is the part of a story that only ralph may change.
+type Status struct {
+	Passes   bool
+	Attempts int
+	Blocked  string
+	Failed   string
+}
+
+// Status returns the status fields of s.
+func (s *Story) Status() Status {
+	return Status{Passes: s.Passes, Attempts: s.Attempts, Blocked: s.Blocked, Failed: s.Failed}
+}
+
+// SetStatus sets the status fields of s.
+func (s *Story) SetStatus(st Status) {
+	s.Passes, s.Attempts, s.Blocked, s.Failed = st.Passes, st.Attempts, st.Blocked, st.Failed
+}
+
+// The states of a story, as returned by File.State.
+const (
+	StateDone    = "done"    // passes
+	StateFailed  = "failed"  // given up after too many attempts
+	StateBlocked = "blocked" // waiting for a human's answer
+	StateWaiting = "waiting" // a story it depends on is not done
+	StateTodo    = "todo"    // can be worked on
+)
+
+// State returns the state of s, a story of f: "done", "failed", "blocked",
+// "waiting" or "todo". The first that applies wins, in that order.
+func (f *File) State(s *Story) string {
+	switch {
+	case s.Passes:
+		return StateDone
+	case s.Failed != "":
+		return StateFailed
+	case s.Blocked != "":
+		return StateBlocked
+	}
+	for _, id := range s.DependsOn {
+		if dep := f.Story(id); dep == nil || !dep.Passes {
+			return StateWaiting
+		}
+	}
+	return StateTodo
+}
+
+// Story returns the story with the given id, or nil if there is none.
+func (f *File) Story(id string) *Story {
+	for _, s := range f.Stories {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// Next returns the story to work on next: of the stories in state "todo", the
+// one with the lowest priority number, where a story without a priority comes
+// after all that have one and ties keep file order. It returns nil if no story
+// can be worked on.
+func (f *File) Next() *Story {
+	var best *Story
+	for _, s := range f.Stories {
+		if f.State(s) != StateTodo {
+			continue
+		}
+		if best == nil || before(s, best) {
+			best = s
+		}
+	}
+	return best
+}
+
+// before reports whether a runs before b by priority alone.
+func before(a, b *Story) bool {
+	if a.HasPriority != b.HasPriority {
+		return a.HasPriority
+	}
+	return a.HasPriority && a.Priority < b.Priority
+}
+
+// Done reports whether every story passes. A file without stories is not done:
+// it never validates, and there is nothing to have finished.
+func (f *File) Done() bool {
+	return len(f.Stories) > 0 && !slices.ContainsFunc(f.Stories, func(s *Story) bool { return !s.Passes })
+}
+
+// Statuses returns the status of every story by id, so that a caller can tell
+// whether anyone but ralph changed one.
+func (f *File) Statuses() map[string]Status {
+	m := make(map[string]Status, len(f.Stories))
+	for _, s := range f.Stories {
+		m[s.ID] = s.Status()
+	}
+	return m
+}
+
+// Load reads the file at path and parses it; messages name the file by path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Save writes Marshal's output to path atomically: after a crash or a failed
+// write, path holds either the old file or the new one, whole.
+func (f *File) Save(path string) error {
+	data, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o644)
+}

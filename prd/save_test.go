@@ -1,0 +1,111 @@
+package prd
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSaveLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, []byte(canonical), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	f.Story("US-002").Passes = true
+	if err := f.Save(path); err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	g, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load after Save: %v", err)
+	}
+	if got, want := g.Statuses(), f.Statuses(); !equalStatuses(got, want) {
+		t.Errorf("statuses after Save and Load: got %+v, want %+v", got, want)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("mode after Save: got %v, want %v", got, os.FileMode(0o600))
+	}
+}
+
+func equalStatuses(a, b map[string]Status) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, st := range a {
+		if bst, ok := b[id]; !ok || bst != st {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSaveFailureKeepsOld makes the write fail for real, without a seam that
+// root could ignore: the file's name is legal, but the temp file's name, which
+// is longer, exceeds the 255-byte limit, so the temp file cannot be created.
+func TestSaveFailureKeepsOld(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("p", 250)
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(canonical), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	f.Story("US-001").Passes = true
+	err = f.Save(path)
+	if err == nil {
+		t.Fatal("Save succeeded, want an error")
+	}
+	if want := "write " + path + ": "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start with %q", err, want)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != canonical {
+		t.Errorf("file after a failed Save:\n%s\nwant it unchanged:\n%s", got, canonical)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{name}; !slices.Equal(names, want) {
+		t.Errorf("directory holds %q, want only the file", names)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(filepath.Join(dir, "missing.json"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load of a missing file: got %v, want an error wrapping fs.ErrNotExist", err)
+	}
+
+	path := filepath.Join(dir, "prd.json")
+	if err := os.WriteFile(path, []byte("{\n  \"userStories\": [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(path)
+	if want := path + ":3:1: unexpected end of JSON input"; err == nil || err.Error() != want {
+		t.Errorf("Load of a torn file: got %v, want %q", err, want)
+	}
+}

@@ -1,0 +1,178 @@
+package progress
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func openLedger(tb testing.TB, path string) *Ledger {
+	tb.Helper()
+	l, err := Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return l
+}
+
+func parseFile(tb testing.TB, path string) (string, []Entry, int) {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	head, entries, torn, err := Parse(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return head, entries, torn
+}
+
+func TestOpenCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	openLedger(t, path)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != 0 {
+		t.Errorf("new file has %d bytes, want 0", st.Size())
+	}
+	if perm := st.Mode().Perm(); perm&^0o644 != 0 {
+		t.Errorf("mode = %v, want at most 0644", perm)
+	}
+}
+
+func TestOpenLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	second, err := Open(path)
+	if !errors.Is(err, ErrLocked) {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("second Open: err = %v, want %v", err, ErrLocked)
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error %q does not name the file", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	third, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	third.Close()
+}
+
+func TestAppend(t *testing.T) {
+	head := "## Codebase Patterns\n- tests live next to code"
+	tornEntry := string(Format(entryN(2)))
+	tests := []struct {
+		name      string
+		before    string
+		wantHead  string
+		wantIters []int
+		wantTorn  int
+	}{
+		{"empty file", "", "", []int{7}, 0},
+		{"head without newline", head, head + "\n\n", []int{7}, 0},
+		{"after an entry", head + "\n" + string(Format(entryN(1))), head + "\n", []int{1, 7}, 0},
+		{"after a torn entry", string(Format(entryN(1))) + tornEntry[:len(tornEntry)/2], "", []int{1, 7}, 1},
+		{"after a torn start marker", string(Format(entryN(1))) + "=== ralph iter", "", []int{1, 7}, 0},
+		{"after an end marker without newline", string(Format(entryN(1)))[:len(Format(entryN(1)))-1], "", []int{1, 7}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "progress.txt")
+			if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l := openLedger(t, path)
+			e := fullEntry()
+			e.Iteration = 7
+			if err := l.Append(e); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), "\n"+startMarker(e)+"\n") && !strings.HasPrefix(string(data), startMarker(e)) {
+				t.Errorf("start marker is not at the start of a line:\n%s", data)
+			}
+			gotHead, entries, torn := parseFile(t, path)
+			if gotHead != tt.wantHead {
+				t.Errorf("head = %q, want %q", gotHead, tt.wantHead)
+			}
+			if its := iterations(entries); !reflect.DeepEqual(its, tt.wantIters) {
+				t.Errorf("iterations = %v, want %v", its, tt.wantIters)
+			}
+			if torn != tt.wantTorn {
+				t.Errorf("torn = %d, want %d", torn, tt.wantTorn)
+			}
+			if last := entries[len(entries)-1]; !reflect.DeepEqual(last, e) {
+				t.Errorf("appended entry parses as %#v, want %#v", last, e)
+			}
+			tail, err := Tail(path, 1)
+			if err != nil || len(tail) != 1 || !reflect.DeepEqual(tail[0], e) {
+				t.Errorf("Tail(1) = %v, %v; want the appended entry", iterations(tail), err)
+			}
+		})
+	}
+}
+
+func TestAppendMany(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	var want []Entry
+	for i := 1; i <= 5; i++ {
+		e := entryN(i)
+		want = append(want, e)
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head, entries, torn := parseFile(t, path)
+	if head != "" || torn != 0 || !reflect.DeepEqual(entries, want) {
+		t.Errorf("Parse = %q, %v, %d torn; want 1..5", head, iterations(entries), torn)
+	}
+}
+
+// TestAppendAfterReplace covers an editor saving the head by writing a new
+// file and renaming it over progress.txt while ralph runs.
+func TestAppendAfterReplace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "progress.txt")
+	l := openLedger(t, path)
+	if err := l.Append(entryN(1)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(dir, "progress.txt~")
+	if err := os.WriteFile(edited, append([]byte("human note\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(edited, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(entryN(2)); err != nil {
+		t.Fatal(err)
+	}
+	head, entries, _ := parseFile(t, path)
+	if head != "human note\n" || !reflect.DeepEqual(iterations(entries), []int{1, 2}) {
+		t.Errorf("after replace: head %q, iterations %v; want the note and 1, 2", head, iterations(entries))
+	}
+	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Errorf("Open of the replaced file: err = %v, want %v", err, ErrLocked)
+	}
+}

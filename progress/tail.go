@@ -1,0 +1,180 @@
+package progress
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// blockSize is how much Tail reads at a time. Entries are a few hundred bytes
+// to a few kilobytes, so one block usually holds the last several.
+const blockSize = 64 << 10
+
+// Tail returns up to n last complete entries of the file at path, oldest
+// first. It reads backwards from the end in blocks, so its cost depends on the
+// size of the entries returned, not on the size of the file. A missing file
+// holds no entries.
+func Tail(path string, n int) ([]Entry, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var entries []Entry
+	err := tailFunc(path, 0, blockSize, func(e Entry) bool {
+		entries = append(entries, e)
+		return len(entries) < n
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(entries)-1; i < j; i, j = i+1, j-1 {
+		entries[i], entries[j] = entries[j], entries[i]
+	}
+	return entries, nil
+}
+
+// TailFunc walks the complete entries of the file at path backwards from the
+// end, newest first, calling fn for each until fn returns false or maxBytes of
+// the file have been read (0: no bound). A missing file holds no entries.
+func TailFunc(path string, maxBytes int64, fn func(Entry) bool) error {
+	return tailFunc(path, maxBytes, blockSize, fn)
+}
+
+func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	// buf holds the part of the file from off that has not yet been cut
+	// into entries: everything before the earliest start marker found.
+	off := st.Size()
+	var buf []byte
+	var read int64
+	for {
+		for {
+			p := lastStart(buf, off == 0)
+			if p < 0 {
+				break
+			}
+			if e, ok := parseSegment(buf[p:]); ok && !fn(e) {
+				return nil
+			}
+			buf = buf[:p]
+		}
+		if off == 0 || (maxBytes > 0 && read >= maxBytes) {
+			return nil
+		}
+		// Read at least as much as is pending, so that an entry larger
+		// than a block costs a doubling series of reads, not a quadratic
+		// one.
+		n := int64(max(block, len(buf)))
+		if maxBytes > 0 {
+			n = min(n, maxBytes-read)
+		}
+		n = min(n, off)
+		next := make([]byte, int(n)+len(buf))
+		if _, err := f.ReadAt(next[:n], off-n); err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		copy(next[n:], buf)
+		buf, off, read = next, off-n, read+n
+	}
+}
+
+var startNeedle = []byte("\n" + startPrefix)
+
+// lastStart returns the offset in buf of the last start marker line, or -1.
+// A line at offset 0 counts only when it is the start of the file: otherwise
+// its beginning may not have been read yet.
+func lastStart(buf []byte, fileStart bool) int {
+	end := len(buf)
+	for {
+		i := bytes.LastIndex(buf[:end], startNeedle)
+		start := i + 1
+		if i < 0 {
+			if !fileStart || !bytes.HasPrefix(buf, startNeedle[1:]) {
+				return -1
+			}
+			start = 0
+		}
+		line := buf[start:]
+		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+			line = line[:nl]
+		}
+		if _, _, _, ok := parseStart(trimEOL(string(line))); ok {
+			return start
+		}
+		if i < 0 {
+			return -1
+		}
+		end = i
+	}
+}
+
+// headSlack is how far past its limit ReadHead reads to find the start marker that
+// ends the head, so that one huge line cannot make it read the whole file.
+const headSlack = 64 << 10
+
+// ReadHead returns the head of the file at path (the free text before the
+// first entry), at most limit bytes; limit <= 0 means no bound. A longer head is
+// cut at a line boundary and ends with a note saying so. A missing file has an
+// empty head.
+func ReadHead(path string, limit int) (string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read head of %s: %w", path, err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, int64(limit)+headSlack)
+	}
+	br := bufio.NewReader(r)
+	var head strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		if _, _, _, ok := parseStart(trimEOL(line)); ok {
+			break
+		}
+		head.WriteString(line)
+		if limit > 0 && head.Len() > limit {
+			return cutHead(head.String(), filepath.Base(path), limit), nil
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read head of %s: %w", path, err)
+		}
+	}
+	return head.String(), nil
+}
+
+// cutHead cuts head to at most limit bytes, note included, at the end of a
+// line. When limit is too small even for the note, the note alone is returned.
+func cutHead(head, name string, limit int) string {
+	note := fmt.Sprintf("[the head of %s is longer than %d bytes; the rest is cut]\n", name, limit)
+	keep := head[:min(len(head), max(0, limit-len(note)))]
+	if i := strings.LastIndexByte(keep, '\n'); i >= 0 {
+		keep = keep[:i+1]
+	} else {
+		keep = ""
+	}
+	return keep + note
+}

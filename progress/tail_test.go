@@ -1,0 +1,253 @@
+package progress
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// writeLedger writes head and the entries to a new progress.txt, appending
+// extra raw text at the end, and returns its path.
+func writeLedger(tb testing.TB, head string, entries []Entry, extra string) string {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString(head)
+	for _, e := range entries {
+		b.Write(Format(e))
+		b.WriteString("\n")
+	}
+	b.WriteString(extra)
+	path := filepath.Join(tb.TempDir(), "progress.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func iterations(entries []Entry) []int {
+	var its []int
+	for _, e := range entries {
+		its = append(its, e.Iteration)
+	}
+	return its
+}
+
+// bigEntry is larger than any block size used in the tests.
+func bigEntry(i int) Entry {
+	e := entryN(i)
+	e.Checks = []Check{{Name: "test", Excerpt: strings.Repeat(fmt.Sprintf("line of output %d\n", i), 5000)}}
+	return e
+}
+
+func TestTail(t *testing.T) {
+	head := "## Codebase Patterns\n- keep it simple\n"
+	var small, big []Entry
+	for i := 1; i <= 20; i++ {
+		small = append(small, entryN(i))
+		big = append(big, bigEntry(i))
+	}
+	torn := string(Format(entryN(21)))
+	torn = torn[:len(torn)-30]
+	tests := []struct {
+		name    string
+		entries []Entry
+		extra   string
+		n       int
+		block   int
+		want    []int
+	}{
+		{"last 3", small, "", 3, 64, []int{18, 19, 20}},
+		{"n larger than count", small[:4], "", 10, 64, []int{1, 2, 3, 4}},
+		{"one-byte blocks", small[:4], "", 2, 1, []int{3, 4}},
+		{"big entries", big, "", 3, 1024, []int{18, 19, 20}},
+		{"big entries all", big[:5], "", 9, 4096, []int{1, 2, 3, 4, 5}},
+		{"big entries real block", big, "", 2, blockSize, []int{19, 20}},
+		{"torn last", small[:5], torn, 2, 64, []int{4, 5}},
+		{"torn without newline before", small[:3], "junk without newline", 1, 16, []int{3}},
+		{"no entries", nil, "", 5, 64, nil},
+		{"zero", small, "", 0, 64, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeLedger(t, head, tt.entries, tt.extra)
+			var got []Entry
+			err := tailFunc(path, 0, tt.block, func(e Entry) bool {
+				got = append([]Entry{e}, got...)
+				return len(got) < tt.n
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.n == 0 {
+				got, err = Tail(path, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if its := iterations(got); !reflect.DeepEqual(its, tt.want) {
+				t.Errorf("iterations = %v, want %v", its, tt.want)
+			}
+			if tt.n == 0 {
+				return
+			}
+			// Tail with its real block size agrees, entry for entry.
+			tail, err := Tail(path, tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(tail, got) {
+				t.Errorf("Tail(%d) = %v, want %v", tt.n, iterations(tail), tt.want)
+			}
+			for i, e := range got {
+				if want := tt.entries[tt.want[i]-1]; !reflect.DeepEqual(e, want) {
+					t.Errorf("entry %d differs from what was written", e.Iteration)
+				}
+			}
+		})
+	}
+}
+
+func TestTailMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	entries, err := Tail(path, 5)
+	if err != nil || entries != nil {
+		t.Errorf("Tail of a missing file = %v, %v; want no entries, no error", entries, err)
+	}
+	if err := TailFunc(path, 0, func(Entry) bool { t.Error("fn called"); return true }); err != nil {
+		t.Errorf("TailFunc of a missing file: %v", err)
+	}
+}
+
+func TestTailFunc(t *testing.T) {
+	var entries []Entry
+	for i := 1; i <= 10; i++ {
+		e := entryN(i)
+		e.StoryID = fmt.Sprintf("US-%d", i%3)
+		entries = append(entries, e)
+	}
+	path := writeLedger(t, "", entries, "")
+
+	t.Run("stop", func(t *testing.T) {
+		var seen []int
+		err := TailFunc(path, 0, func(e Entry) bool {
+			seen = append(seen, e.Iteration)
+			return e.StoryID != "US-1" // the last entry of story US-1
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{10}; !reflect.DeepEqual(seen, want) {
+			t.Errorf("seen %v, want %v", seen, want)
+		}
+		seen = nil
+		TailFunc(path, 0, func(e Entry) bool {
+			seen = append(seen, e.Iteration)
+			return e.StoryID != "US-2"
+		})
+		if want := []int{10, 9, 8}; !reflect.DeepEqual(seen, want) {
+			t.Errorf("seen %v, want %v", seen, want)
+		}
+	})
+
+	t.Run("all", func(t *testing.T) {
+		var seen []int
+		TailFunc(path, 0, func(e Entry) bool { seen = append(seen, e.Iteration); return true })
+		if want := []int{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}; !reflect.DeepEqual(seen, want) {
+			t.Errorf("seen %v, want %v", seen, want)
+		}
+	})
+
+	t.Run("max bytes", func(t *testing.T) {
+		// Enough for the last three entries and part of the fourth.
+		size := 0
+		for _, e := range entries[7:] {
+			size += len(Format(e)) + 1
+		}
+		var seen []int
+		err := tailFunc(path, int64(size+10), 16, func(e Entry) bool { seen = append(seen, e.Iteration); return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{10, 9, 8}; !reflect.DeepEqual(seen, want) {
+			t.Errorf("seen %v, want %v", seen, want)
+		}
+	})
+}
+
+func TestReadHead(t *testing.T) {
+	head := "# Notes\n\n## Codebase Patterns\n- one\n- two\n"
+	tests := []struct {
+		name  string
+		text  string
+		limit int
+		want  string
+	}{
+		{"head and entries", head + string(Format(entryN(1))), 0, head},
+		{"head only", head, 1000, head},
+		{"exactly the limit", head + string(Format(entryN(1))), len(head), head},
+		{"no head", string(Format(entryN(1))), 10, ""},
+		{"cut", head + strings.Repeat("- more\n", 100) + string(Format(entryN(1))), 150,
+			"# Notes\n\n## Codebase Patterns\n- one\n- two\n" + strings.Repeat("- more\n", 5) + "[the head of progress.txt is longer than 150 bytes; the rest is cut]\n"},
+		{"limit below the note", head, 10, "[the head of progress.txt is longer than 10 bytes; the rest is cut]\n"},
+		{"one long line", strings.Repeat("x", 1<<20), 100, "[the head of progress.txt is longer than 100 bytes; the rest is cut]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "progress.txt")
+			if err := os.WriteFile(path, []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadHead(path, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("ReadHead(%d) = %q, want %q", tt.limit, got, tt.want)
+			}
+			if tt.limit > 70 && len(got) > tt.limit {
+				t.Errorf("ReadHead(%d) returned %d bytes", tt.limit, len(got))
+			}
+		})
+	}
+	got, err := ReadHead(filepath.Join(t.TempDir(), "missing.txt"), 100)
+	if got != "" || err != nil {
+		t.Errorf("ReadHead of a missing file = %q, %v; want empty, no error", got, err)
+	}
+}
+
+// BenchmarkTail shows that Tail's cost does not depend on the length of the
+// ledger: compare ns/op across the sizes.
+func BenchmarkTail(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "progress.txt")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := bufio.NewWriterSize(f, 1<<20)
+			w.WriteString("## Codebase Patterns\n")
+			e := entryN(0)
+			for i := 1; i <= n; i++ {
+				e.Iteration, e.Totals.Iterations = i, i
+				w.Write(Format(e))
+			}
+			if err := w.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				entries, err := Tail(path, 5)
+				if err != nil || len(entries) != 5 || entries[4].Iteration != n {
+					b.Fatalf("Tail = %d entries, %v", len(entries), err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+// Package templates renders the prompt that ralph gives the agent each
+// iteration. The default template is embedded; a project may replace it with
+// its own file, executed with the same typed data.
+package templates
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+//go:embed prompt.tmpl
+var defaultPrompt string
+
+// Prompt is the data a prompt template is executed with.
+type Prompt struct {
+	Project     string
+	Description string
+	Story       Story
+	Iteration   int
+	Attempt     int
+	MaxAttempts int
+	// Checks are what ralph runs after the agent stops.
+	Checks []Check
+	// Failures are the failing checks of this story's previous attempt.
+	Failures []Failure
+	// Previous summarises this story's previous attempt; empty on the first.
+	Previous string
+	// Head is the free text at the top of progress.txt.
+	Head string
+	// Recent are the last few ledger entries, oldest first.
+	Recent []string
+	// Commit is whether ralph commits after judging, so the agent must not.
+	Commit bool
+}
+
+// Story is the task the agent works on.
+type Story struct {
+	ID                 string
+	Title              string
+	Description        string
+	AcceptanceCriteria []string
+	Notes              string
+}
+
+// Check is one command ralph runs to judge the work.
+type Check struct {
+	Name     string
+	Run      string
+	Required bool
+}
+
+// Failure is a check that failed, with the tail of its output.
+type Failure struct {
+	Name   string
+	Run    string
+	Output string
+}
+
+// Template is a parsed prompt template.
+type Template struct {
+	t *template.Template
+}
+
+// Default returns the embedded prompt template.
+func Default() *Template {
+	t, err := Parse("prompt.tmpl", defaultPrompt)
+	if err != nil {
+		panic(err) // the embedded template is tested
+	}
+	return t
+}
+
+// Parse parses a prompt template; name is used in error messages.
+func Parse(name, text string) (*Template, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
+		"trim": strings.TrimSpace,
+	}).Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parse prompt template: %w", err)
+	}
+	return &Template{t: t}, nil
+}
+
+// Render executes the template with p.
+func (t *Template) Render(p Prompt) (string, error) {
+	var b strings.Builder
+	if err := t.t.Execute(&b, p); err != nil {
+		return "", fmt.Errorf("render prompt template: %w", err)
+	}
+	return b.String(), nil
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,7 +34,11 @@ func validateCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
 			}
 			if len(cfg.Agent.Argv) > 0 {
-				if _, err := exec.LookPath(cfg.Agent.Argv[0]); err != nil {
+				program := cfg.Agent.Argv[0]
+				if strings.Contains(program, "/") && !filepath.IsAbs(program) {
+					program = filepath.Join(dir, program)
+				}
+				if _, err := exec.LookPath(program); err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: agent program %q not found: `ralph loop` will fail until it is installed\n", cfg.Agent.Argv[0])
 				}
 			}

@@ -58,16 +58,17 @@ const (
 
 // Options describe one agent run.
 type Options struct {
-	Argv        []string      // program and arguments; the prompt is appended when PromptArg
-	Dir         string        // working directory
-	Env         []string      // the complete environment of the child (see Environ)
-	Prompt      string        // the prompt
-	PromptArg   bool          // true: prompt as the last argument and stdin is /dev/null; false: prompt on stdin, then stdin closed
-	Timeout     time.Duration // hard limit (0: none)
-	IdleTimeout time.Duration // no output (stdout or stderr) for this long: stopped (0: none)
-	Grace       time.Duration // SIGINT → SIGKILL delay (0: 5s)
-	Output      io.Writer     // where the agent's output is shown live (the terminal, or io.Discard); nil discards
-	Format      Format        // how stdout is read
+	Argv        []string         // program and arguments; the prompt is appended when PromptArg
+	Dir         string           // working directory
+	Env         []string         // the complete environment of the child (see Environ)
+	Prompt      string           // the prompt
+	PromptArg   bool             // true: prompt as the last argument and stdin is /dev/null; false: prompt on stdin, then stdin closed
+	Timeout     time.Duration    // hard limit (0: none)
+	IdleTimeout time.Duration    // no output (stdout or stderr) for this long: stopped (0: none)
+	Grace       time.Duration    // SIGINT → SIGKILL delay (0: 5s)
+	Now         func() time.Time // the clock for Duration; nil: time.Now (timeouts always use real time)
+	Output      io.Writer        // where the agent's output is shown live (the terminal, or io.Discard); nil discards
+	Format      Format           // how stdout is read
 }
 
 // Result is what ralph learnt from one agent run.
@@ -143,7 +144,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		stdin = strings.NewReader(o.Prompt)
 	}
 
-	start := time.Now()
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
 	act.touch(start)
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   argv,
@@ -196,7 +201,7 @@ wait:
 		}
 	}
 	res.ExitCode = p.Wait()
-	res.Duration = time.Since(start)
+	res.Duration = now().Sub(start)
 	if res.Stopped == "" && ctx.Err() != nil {
 		// proc stopped the agent on ctx's behalf.
 		res.Stopped = StoppedInterrupted

@@ -58,9 +58,10 @@ type Report struct {
 
 // Bounds on what is kept of the agent's report in the ledger.
 const (
-	maxSummary   = 1000
-	maxLearning  = 300
-	maxLearnings = 10
+	maxSummary      = 1000
+	maxSummaryLines = 12
+	maxLearning     = 300
+	maxLearnings    = 10
 )
 
 // ParseReport takes the summary and the "Learning:" lines from the agent's
@@ -80,6 +81,11 @@ func ParseReport(final string) Report {
 			continue
 		}
 		summary = append(summary, strings.TrimRight(line, " \t\r"))
+	}
+	// The end of a message is where an agent sums up; a plain agent's final
+	// message is the tail of everything it printed.
+	if len(summary) > maxSummaryLines {
+		summary = summary[len(summary)-maxSummaryLines:]
 	}
 	r.Summary = cut(strings.TrimSpace(strings.Join(summary, "\n")), maxSummary)
 	return r

@@ -100,6 +100,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
 	for n := 0; ; n++ {
+		if ctx.Err() != nil {
+			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
+		}
 		f, err := o.loadPRD()
 		if err != nil {
 			return err
@@ -328,6 +331,7 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		Grace:       o.Grace,
 		Output:      out,
 		Format:      a.Format,
+		Now:         o.Now,
 	})
 	if err != nil {
 		return res, fmt.Errorf("start agent: %w", err)

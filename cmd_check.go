@@ -23,18 +23,7 @@ func checkCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "story", Usage: "also run the checks of story `ID` from prd.json"},
 		},
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
-			cfg, err := loadHarness(dir)
-			if err != nil {
-				return err
-			}
+		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
 			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Quiet: true, Now: e.now}, c.String("story"))
 			if err != nil {
 				return err
@@ -44,7 +33,7 @@ func checkCommand(e env) *cli.Command {
 				return nil
 			}
 			return printChecks(c, results)
-		},
+		}),
 	}
 }
 

@@ -18,14 +18,7 @@ func initCommand() *cli.Command {
 			&cli.StringFlag{Name: "preset", Value: "claude", Usage: "the agent preset to write into harness.toml"},
 		},
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: inDir(func(c *cli.Context, dir string) error {
 			detected := guessChecks(dir)
 			harness := harnessTemplate(c.String("preset"), detected)
 			if _, err := parseHarness([]byte(harness), harnessFile); err != nil {
@@ -49,7 +42,7 @@ func initCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "next: edit prd.json, then run `ralph validate` and `ralph loop`\n")
 			return nil
-		},
+		}),
 	}
 }
 
@@ -97,7 +90,7 @@ func guessChecks(dir string) []detectedCheck {
 		cs = append(cs, detectedCheck{"cargo-test", "cargo test"})
 	}
 	if has("pyproject.toml") || has("setup.py") || has("pytest.ini") {
-		cs = append(cs, detectedCheck{"pytest", "python -m pytest -q"})
+		cs = append(cs, detectedCheck{"pytest", "python3 -m pytest -q"})
 	}
 	if has("Makefile") && len(cs) == 0 {
 		cs = append(cs, detectedCheck{"make-test", "make test"})
@@ -143,13 +136,13 @@ max_tokens = 0                # 0: no limit
 # name = "test"
 # run = "make test"
 # timeout = "10m"
+
 `)
 	}
 	for _, c := range cs {
 		fmt.Fprintf(&b, "[[checks]]\nname = %q\nrun = %q\ntimeout = \"10m\"\n\n", c.name, c.run)
 	}
-	b.WriteString(`
-[git]
+	b.WriteString(`[git]
 commit = true                 # commit after every iteration (inside a git work tree)
 
 # [prompt]

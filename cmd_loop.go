@@ -23,18 +23,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
 		},
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
-			cfg, err := loadHarness(dir)
-			if err != nil {
-				return err
-			}
+		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
 			max := c.Int("max-iterations")
 			if max < 0 {
 				return usageErrorf("--max-iterations %d: must not be negative", max)
@@ -58,7 +47,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				return printPrompt(c, o)
 			}
 			return loop.Run(c.Context, o)
-		},
+		}),
 	}
 }
 

@@ -11,19 +11,8 @@ func promptCommand() *cli.Command {
 		Name:         "prompt",
 		Usage:        "print the prompt the next iteration would send (for `ralph prompt | some-agent`)",
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
-			cfg, err := loadHarness(dir)
-			if err != nil {
-				return err
-			}
+		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
 			return printPrompt(c, loop.Options{Dir: dir, Config: cfg})
-		},
+		}),
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/plural"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/loop"
@@ -20,14 +22,7 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object, for scripts"},
 		},
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: inDir(func(c *cli.Context, dir string) error {
 			r, err := loop.Status(dir)
 			if err != nil {
 				return err
@@ -38,7 +33,7 @@ func statusCommand() *cli.Command {
 				return enc.Encode(r)
 			}
 			return printStatus(c, r)
-		},
+		}),
 	}
 }
 
@@ -47,7 +42,7 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 	if r.Project != "" {
 		fmt.Fprintf(w, "%s: ", r.Project)
 	}
-	fmt.Fprintf(w, "%d of %d stories pass", r.Passing, r.Total)
+	fmt.Fprintf(w, "%d of %s", r.Passing, plural.Of(r.Total, "1 story passes", "%d stories pass"))
 	if r.Next != "" {
 		fmt.Fprintf(w, "; next: %s", r.Next)
 	}
@@ -81,7 +76,7 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 		}
 	}
 	t := r.Totals
-	fmt.Fprintf(w, "\n%d iterations · %d tokens · $%.4f · %s\n", t.Iterations, t.Tokens, t.CostUSD,
+	fmt.Fprintf(w, "\n%s · %d tokens · $%.4f · %s\n", plural.Of(t.Iterations, "1 iteration", "%d iterations"), t.Tokens, t.CostUSD,
 		(time.Duration(t.ElapsedSeconds * float64(time.Second))).Round(time.Second))
 	return nil
 }

@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strings"
+
+	"github.com/ralph-harness/ralph/internal/plural"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -17,14 +17,7 @@ func validateCommand() *cli.Command {
 		Name:         "validate",
 		Usage:        "check harness.toml, prd.json and progress.txt and report every problem at once",
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: inDir(func(c *cli.Context, dir string) error {
 			cfg, harnessErr := loadHarness(dir)
 			v, err := loop.Validate(loop.Options{Dir: dir, Config: cfg})
 			if harnessErr != nil {
@@ -34,19 +27,16 @@ func validateCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
 			}
 			if len(cfg.Agent.Argv) > 0 {
-				program := cfg.Agent.Argv[0]
-				if strings.Contains(program, "/") && !filepath.IsAbs(program) {
-					program = filepath.Join(dir, program)
-				}
-				if _, err := exec.LookPath(program); err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: agent program %q not found: `ralph loop` will fail until it is installed\n", cfg.Agent.Argv[0])
+				if err := agent.Find(cfg.Agent.Argv[0], dir); err != nil {
+					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %v: `ralph loop` will fail until it is installed\n", err)
 				}
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "ok: %s, %s (%d stories), %s (%d ledger entries)\n", harnessFile, prdFile, v.Stories, progressFile, v.Entries)
+			fmt.Fprintf(c.App.Writer, "ok: %s, %s (%s), %s (%s)\n", harnessFile, prdFile, plural.Of(v.Stories, "1 story", "%d stories"),
+				progressFile, plural.Of(v.Entries, "1 ledger entry", "%d ledger entries"))
 			return nil
-		},
+		}),
 	}
 }

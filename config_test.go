@@ -70,7 +70,7 @@ func TestParseHarnessErrors(t *testing.T) {
 		name, text string
 		want       []string
 	}{
-		{"syntax", "[agent\npreset = 1", []string{"h.toml:1:"}},
+		{"syntax", "[agent]\npreset = = 1", []string{"h.toml:2:"}},
 		{"no agent", "[loop]\nmax_iterations = 3\n", []string{"h.toml: agent: no agent"}},
 		{"empty command", "[agent]\ncommand = []\n", []string{"h.toml: agent.command: empty command"}},
 		{"all at once", `

@@ -181,6 +181,32 @@ func workDir(c *cli.Context) (string, error) {
 	return abs, nil
 }
 
+// inDir adapts an action that works in the -C directory and takes no
+// arguments.
+func inDir(action func(c *cli.Context, dir string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		dir, err := workDir(c)
+		if err != nil {
+			return err
+		}
+		return action(c, dir)
+	}
+}
+
+// withHarness is inDir for the actions that also need harness.toml.
+func withHarness(action func(c *cli.Context, dir string, cfg loop.Config) error) cli.ActionFunc {
+	return inDir(func(c *cli.Context, dir string) error {
+		cfg, err := loadHarness(dir)
+		if err != nil {
+			return err
+		}
+		return action(c, dir, cfg)
+	})
+}
+
 // noArgs rejects stray arguments: a command given words it ignores is likely
 // not doing what the user meant.
 func noArgs(c *cli.Context) error {

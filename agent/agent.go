@@ -112,8 +112,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, errors.New("run agent: empty command")
 	}
 	prog := o.Argv[0]
-	if err := lookPath(prog, o.Dir); err != nil {
-		return res, &NotFoundError{Program: prog, Err: err}
+	if err := Find(prog, o.Dir); err != nil {
+		return res, err
 	}
 	if ctx.Err() != nil {
 		res.Stopped = StoppedInterrupted
@@ -211,16 +211,20 @@ wait:
 	return res, nil
 }
 
-// lookPath checks that prog can be executed the way os/exec will run it: by
+// Find checks that prog can be executed the way Run will run it: by
 // searching $PATH for a bare name, or as a path relative to dir (where the
-// child starts) when it contains a slash.
-func lookPath(prog, dir string) error {
+// agent starts) when it contains a slash. It returns a *NotFoundError.
+func Find(prog, dir string) error {
+	var err error
 	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
-		_, err := exec.LookPath(filepath.Join(dir, prog))
-		return err
+		_, err = exec.LookPath(filepath.Join(dir, prog))
+	} else {
+		_, err = exec.LookPath(prog)
 	}
-	_, err := exec.LookPath(prog)
-	return err
+	if err != nil {
+		return &NotFoundError{Program: prog, Err: err}
+	}
+	return nil
 }
 
 // stdoutReader consumes the agent's stdout as it arrives.

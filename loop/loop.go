@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 	"github.com/ralph-harness/ralph/templates"
@@ -81,6 +83,18 @@ func (o *Options) warn(format string, args ...any) {
 // Run runs iterations until every story passes (nil), or returns why it
 // stopped: a *StopError, an *InputError, or a runtime error.
 func Run(ctx context.Context, o Options) error {
+	// Everything that can be wrong with the input is found before the
+	// first write, so that bad input changes nothing.
+	tmpl, err := o.template()
+	if err != nil {
+		return err
+	}
+	if _, err := o.loadPRD(); err != nil {
+		return err
+	}
+	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
+		return err
+	}
 	ledger, err := progress.Open(o.path(ProgressFile))
 	if err != nil {
 		if errors.Is(err, progress.ErrLocked) {
@@ -90,10 +104,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer ledger.Close()
 
-	tmpl, err := o.template()
-	if err != nil {
-		return err
-	}
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
 		return err
@@ -123,7 +133,7 @@ func Run(ctx context.Context, o Options) error {
 // (nil when every story passes).
 func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error) {
 	if f.Done() {
-		o.say("all %d stories pass", len(f.Stories))
+		o.say("%s", plural.Of(len(f.Stories), "the story passes", "all %d stories pass"))
 		return nil, nil
 	}
 	story := f.Next()
@@ -135,19 +145,19 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 	var reason string
 	switch {
 	case o.MaxIterations > 0 && n >= o.MaxIterations:
-		reason = fmt.Sprintf("%d iteration(s) run, as asked", n)
+		reason = plural.Of(n, "1 iteration run, as asked", "%d iterations run, as asked")
 	case l.MaxIterations > 0 && t.Iterations >= l.MaxIterations:
 		reason = fmt.Sprintf("loop.max_iterations = %d reached (%d iterations in progress.txt)", l.MaxIterations, t.Iterations)
 	case l.MaxDuration > 0 && t.Elapsed >= l.MaxDuration:
 		reason = fmt.Sprintf("loop.max_duration = %s reached", l.MaxDuration)
 	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
-		reason = fmt.Sprintf("loop.max_cost_usd = %.2f reached ($%.4f spent)", l.MaxCostUSD, t.CostUSD)
+		reason = fmt.Sprintf("loop.max_cost_usd = %g reached ($%.4f spent)", l.MaxCostUSD, t.CostUSD)
 	case l.MaxTokens > 0 && t.Tokens >= l.MaxTokens:
 		reason = fmt.Sprintf("loop.max_tokens = %d reached (%d used)", l.MaxTokens, t.Tokens)
 	default:
 		return story, nil
 	}
-	return nil, stopf(LimitReached, "%s; %d of %d stories left", reason, left, len(f.Stories))
+	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
 }
 
 func countPassing(f *prd.File) int {
@@ -176,8 +186,16 @@ func waitingOnHumans(f *prd.File) string {
 	return strings.Join(parts, "; ")
 }
 
+// loadPRD reads prd.json; its messages name the file as the user knows it.
 func (o *Options) loadPRD() (*prd.File, error) {
-	f, err := prd.Load(o.path(PRDFile))
+	data, err := os.ReadFile(o.path(PRDFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)
+		}
+		return nil, &InputError{Err: err}
+	}
+	f, err := prd.Parse(data, PRDFile)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
@@ -189,6 +207,9 @@ func (o *Options) template() (*templates.Template, error) {
 		return templates.Default(), nil
 	}
 	t, err := templates.Parse(o.Config.PromptTemplateName, o.Config.PromptTemplate)
+	if err == nil {
+		err = t.Check()
+	}
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", o.Config.PromptTemplateName, err)}
 	}
@@ -259,7 +280,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	e.Summary, e.Learnings = report.Summary, report.Learnings
 	o.say("agent exited %d after %s%s", res.ExitCode, res.Duration.Round(100*time.Millisecond), claimNote(claim, e.AgentNote))
 
-	f, tampered, err := it.guardPRD(before, story.ID)
+	f, tampered, err := it.guardPRD(before)
 	if err != nil {
 		return err
 	}
@@ -344,7 +365,7 @@ func agentNote(res agent.Result) string {
 	case "timeout":
 		return "timed out (agent.timeout)"
 	case "idle":
-		return "stopped: no output for agent.idle_timeout"
+		return "no output for agent.idle_timeout"
 	case "interrupted":
 		return "interrupted"
 	}
@@ -370,12 +391,12 @@ func claimNote(c Claim, note string) string {
 	return " · " + strings.Join(parts, " · ")
 }
 
-// guardPRD reloads prd.json after the agent ran and undoes any change the
-// agent made to what only ralph may write. A prd.json the agent broke, or
-// whose stories it added or removed, is put back whole.
-func (it *iteration) guardPRD(before []byte, storyID string) (*prd.File, []string, error) {
-	o := it.o
-	path := o.path(PRDFile)
+// guardPRD undoes whatever the agent did to prd.json: the file belongs to
+// the human and to ralph, and the judge must go by the stories, checks and
+// statuses as they were before the agent ran. It returns the file as it was
+// and a description of each change it undid.
+func (it *iteration) guardPRD(before []byte) (*prd.File, []string, error) {
+	path := it.o.path(PRDFile)
 	orig, err := prd.Parse(before, PRDFile)
 	if err != nil {
 		return nil, nil, &InputError{Err: err}
@@ -384,30 +405,43 @@ func (it *iteration) guardPRD(before []byte, storyID string) (*prd.File, []strin
 	if err == nil && bytes.Equal(before, after) {
 		return orig, nil, nil
 	}
-	var cur *prd.File
-	if err == nil {
-		cur, err = prd.Parse(after, PRDFile)
+	if err := atomicfile.Write(path, before, 0o644); err != nil {
+		return nil, nil, err
 	}
-	if err != nil || !sameStories(orig, cur) {
-		if werr := atomicfile.Write(path, before, 0o644); werr != nil {
-			return nil, nil, werr
+	return orig, []string{fmt.Sprintf("%s: the agent %s; ralph restored the file", PRDFile, prdChange(orig, after, err))}, nil
+}
+
+// prdChange says what the agent did to prd.json, as precisely as it can.
+func prdChange(orig *prd.File, after []byte, readErr error) string {
+	if readErr != nil {
+		return "removed it or made it unreadable"
+	}
+	cur, err := prd.Parse(after, PRDFile)
+	if err != nil {
+		return "broke it (" + firstLine(err.Error()) + ")"
+	}
+	if !sameStories(orig, cur) {
+		return "added, removed or reordered stories"
+	}
+	var changes []string
+	for i, s := range cur.Stories {
+		o := orig.Stories[i]
+		if s.Status() != o.Status() {
+			changes = append(changes, "changed the status of "+s.ID)
 		}
-		return orig, []string{fmt.Sprintf("%s was broken or its stories changed by the agent; restored it as it was", PRDFile)}, nil
-	}
-	var tampered []string
-	want := orig.Statuses()
-	for _, s := range cur.Stories {
-		if s.Status() != want[s.ID] {
-			tampered = append(tampered, fmt.Sprintf("%s: the agent changed the status of %s; restored it", PRDFile, s.ID))
-			s.SetStatus(want[s.ID])
+		if !slices.Equal(s.Checks, o.Checks) {
+			changes = append(changes, "changed the checks of "+s.ID)
 		}
 	}
-	if len(tampered) > 0 {
-		if err := cur.Save(path); err != nil {
-			return nil, nil, err
-		}
+	if len(changes) == 0 {
+		return "edited it"
 	}
-	return cur, tampered, nil
+	return strings.Join(changes, ", ")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func sameStories(a, b *prd.File) bool {
@@ -463,11 +497,15 @@ func (o *Options) checkOptions() checks.Options {
 		Grace: o.Grace,
 		Now:   o.Now,
 		Done: func(r checks.Result) {
-			o.say("%s", r.Summary())
-			if r.Passed || o.Quiet || r.Err != nil {
+			if o.Out == nil {
 				return
 			}
-			for _, line := range strings.Split(checks.Excerpt(r.Output, narratedLines), "\n") {
+			o.say("%s", r.Summary())
+			excerpt := checks.Excerpt(r.Output, narratedLines)
+			if r.Passed || o.Quiet || r.Err != nil || excerpt == "" {
+				return
+			}
+			for _, line := range strings.Split(excerpt, "\n") {
 				fmt.Fprintf(o.Out, "        | %s\n", line)
 			}
 		},

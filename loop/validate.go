@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -51,7 +52,7 @@ func Validate(o Options) (Validation, error) {
 		}
 		v.Entries, v.Torn = len(entries), torn
 		if torn > 0 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d torn ledger entries (an append was cut short); they are skipped", ProgressFile, torn))
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s skipped (an append was cut short)", ProgressFile, plural.Of(torn, "1 torn ledger entry", "%d torn ledger entries")))
 		}
 	}
 	if len(errs) > 0 {

@@ -83,6 +83,28 @@ func Parse(name, text string) (*Template, error) {
 	return &Template{t: t}, nil
 }
 
+// Check renders the template once with data in every field, so that a
+// mistake such as an unknown field is found before the first iteration
+// rather than in the middle of a run.
+func (t *Template) Check() error {
+	_, err := t.Render(Prompt{
+		Project:     "project",
+		Description: "description",
+		Story: Story{
+			ID: "US-001", Title: "title", Description: "description",
+			AcceptanceCriteria: []string{"criterion"}, Notes: "notes",
+		},
+		Iteration: 1, Attempt: 1, MaxAttempts: 1,
+		Checks:   []Check{{Name: "test", Run: "true", Required: true}},
+		Failures: []Failure{{Name: "test", Run: "true", Output: "output"}},
+		Previous: "previous",
+		Head:     "head",
+		Recent:   []string{"recent"},
+		Commit:   true,
+	})
+	return err
+}
+
 // Render executes the template with p.
 func (t *Template) Render(p Prompt) (string, error) {
 	var b strings.Builder

@@ -144,7 +144,9 @@ func follow(script, prompt, dir string) int {
 			}
 			time.Sleep(d)
 		case "hang":
-			select {}
+			for {
+				time.Sleep(time.Hour)
+			}
 		case "ignore-int":
 			signal.Ignore(syscall.SIGINT)
 		case "background":

@@ -110,7 +110,7 @@ commit = true
 			`h.toml: checks[1].bogus: unknown key`,
 			`h.toml: gti: unknown key`,
 		}},
-		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: claude)`}},
+		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: claude, codex, gemini, opencode)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,7 +30,20 @@ const (
 	// ClaudeStreamJSON is the output of
 	// `claude -p --output-format stream-json --verbose`: one JSON event per line.
 	ClaudeStreamJSON
+	// CodexJSON is the output of `codex exec --json`: JSON Lines events.
+	CodexJSON
+	// GeminiStreamJSON is the output of `gemini -o stream-json`.
+	GeminiStreamJSON
+	// OpenCodeJSON is the output of `opencode run --format json`.
+	OpenCodeJSON
 )
+
+// readers make the stdout reader of each format. The formats of other CLIs
+// add theirs from their own files.
+var readers = map[Format]func(shown io.Writer) stdoutReader{
+	Text:             func(w io.Writer) stdoutReader { return newTextReader(w) },
+	ClaudeStreamJSON: func(w io.Writer) stdoutReader { return newClaudeReader(w) },
+}
 
 // String returns the format's name.
 func (f Format) String() string {
@@ -39,6 +52,12 @@ func (f Format) String() string {
 		return "text"
 	case ClaudeStreamJSON:
 		return "claude-stream-json"
+	case CodexJSON:
+		return "codex-json"
+	case GeminiStreamJSON:
+		return "gemini-stream-json"
+	case OpenCodeJSON:
+		return "opencode-json"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -83,6 +102,9 @@ type Result struct {
 	Stopped      string        // "" | "timeout" | "idle" | "interrupted" (ctx cancelled)
 	APIError     bool          // Claude's result had is_error: true (even when subtype says success)
 	Stderr       string        // last 4 KiB of stderr, for error messages
+	// Problem is a failure of the model or its service (a rate limit, a
+	// server error, a bad key) rather than of the work; nil when none.
+	Problem *Problem
 }
 
 // NotFoundError is returned when the program cannot be started because it
@@ -126,15 +148,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	var act activity
 	stderr := tail.New(maxStderr)
-	var out stdoutReader
-	switch o.Format {
-	case Text:
-		out = newTextReader(shown)
-	case ClaudeStreamJSON:
-		out = newClaudeReader(shown)
-	default:
-		return res, fmt.Errorf("run agent %s: unknown output format %v", prog, o.Format)
+	newReader, ok := readers[o.Format]
+	if !ok {
+		return res, fmt.Errorf("run agent %s: no reader for output format %v", prog, o.Format)
 	}
+	out := newReader(shown)
 
 	argv := o.Argv
 	var stdin io.Reader
@@ -208,6 +226,9 @@ wait:
 	}
 	out.finish(&res)
 	res.Stderr = stderr.String()
+	if res.Problem == nil && res.Stopped == "" && (res.ExitCode != 0 || res.APIError) {
+		res.Problem = Classify(res.Stderr+"\n"+lastBytes(res.FinalMessage, maxStderr), now())
+	}
 	return res, nil
 }
 

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProblemKind says what the loop should do about a failed agent run.
+type ProblemKind int
+
+const (
+	// RateLimited: wait (until the reset time when one is known) and run
+	// the iteration again; the wait is not a failed attempt.
+	RateLimited ProblemKind = iota + 1
+	// Transient: a server or network error; retry with backoff, a bounded
+	// number of times.
+	Transient
+	// Permanent: authentication, an unknown model, bad usage; retrying
+	// cannot help, so the loop stops and says what to fix.
+	Permanent
+)
+
+// String names the kind for messages.
+func (k ProblemKind) String() string {
+	switch k {
+	case RateLimited:
+		return "rate limit"
+	case Transient:
+		return "transient error"
+	case Permanent:
+		return "permanent error"
+	}
+	return "problem"
+}
+
+// Problem is a failure of the agent's model or service, as opposed to a
+// failure of the work: the loop acts on it instead of judging the iteration.
+type Problem struct {
+	Kind    ProblemKind
+	Message string    // the line that told, cut to one line
+	ResetAt time.Time // when a rate limit lifts, if the agent said; zero if not
+}
+
+var (
+	rateLimitRE = regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit`)
+	transientRE = regexp.MustCompile(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)`)
+	permanentRE = regexp.MustCompile(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument`)
+)
+
+// Classify reads an agent's error text (its stderr, or an error event's
+// message) for a rate limit, a transient error or a permanent one. It
+// returns nil when the text says none of these. now resolves relative
+// reset times ("try again in 2 hours", "resets 3pm").
+func Classify(text string, now time.Time) *Problem {
+	for _, c := range []struct {
+		re   *regexp.Regexp
+		kind ProblemKind
+	}{
+		// A rate limit's message often says "429" and "error" both: the
+		// most specific kind wins.
+		{rateLimitRE, RateLimited},
+		{permanentRE, Permanent},
+		{transientRE, Transient},
+	} {
+		loc := c.re.FindStringIndex(text)
+		if loc == nil {
+			continue
+		}
+		p := &Problem{Kind: c.kind, Message: lineAround(text, loc[0])}
+		if c.kind == RateLimited {
+			p.ResetAt = resetTime(text, now)
+		}
+		return p
+	}
+	return nil
+}
+
+// lineAround returns the line of text holding offset i, cut to one line.
+func lineAround(text string, i int) string {
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	end := strings.IndexByte(text[i:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += i
+	}
+	return oneLine(strings.TrimSpace(text[start:end]))
+}
+
+var (
+	// Claude Code's "Claude AI usage limit reached|1751234400".
+	epochRE = regexp.MustCompile(`limit reached\|(\d{9,11})`)
+	// "try again in 2 hours 5 minutes", "retry after 30 seconds",
+	// "resets in 1h30m", "retry-after: 12".
+	inRE = regexp.MustCompile(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
+	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00".
+	atRE = regexp.MustCompile(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	// An RFC 3339 time, as some CLIs print the reset.
+	stampRE  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
+	amountRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`)
+)
+
+// resetTime finds when a rate limit lifts, from the forms agents print;
+// zero when the text does not say.
+func resetTime(text string, now time.Time) time.Time {
+	if m := epochRE.FindStringSubmatch(text); m != nil {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			return time.Unix(sec, 0)
+		}
+	}
+	if m := stampRE.FindString(text); m != "" {
+		if t, err := time.Parse(time.RFC3339Nano, m); err == nil {
+			return t
+		}
+	}
+	if m := inRE.FindStringSubmatch(text); m != nil {
+		var d time.Duration
+		for _, a := range amountRE.FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.ParseFloat(a[1], 64)
+			unit := map[string]time.Duration{"h": time.Hour, "m": time.Minute, "s": time.Second}[strings.ToLower(a[2])]
+			d += time.Duration(n * float64(unit))
+		}
+		if d > 0 {
+			return now.Add(d)
+		}
+	}
+	if m := atRE.FindStringSubmatch(text); m != nil {
+		hour, _ := strconv.Atoi(m[1])
+		minute, _ := strconv.Atoi(m[2])
+		switch strings.ToLower(m[3]) {
+		case "pm":
+			if hour < 12 {
+				hour += 12
+			}
+		case "am":
+			if hour == 12 {
+				hour = 0
+			}
+		}
+		if hour > 23 || minute > 59 {
+			return time.Time{}
+		}
+		local := now.Local()
+		t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, local.Location())
+		if !t.After(now) {
+			t = t.Add(24 * time.Hour)
+		}
+		return t
+	}
+	return time.Time{}
+}

@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"testing"
+	"time"
+)
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.Local)
+	tests := []struct {
+		text  string
+		kind  ProblemKind
+		reset time.Time
+	}{
+		{"API Error: 429 {\"type\":\"rate_limit_error\"}", RateLimited, time.Time{}},
+		{"Claude AI usage limit reached|1751234400", RateLimited, time.Unix(1751234400, 0)},
+		{"5-hour limit reached ∙ resets 3pm", RateLimited, time.Date(2026, 3, 4, 15, 0, 0, 0, time.Local)},
+		{"You've hit your usage limit. Try again in 2 hours 5 minutes.", RateLimited, now.Add(2*time.Hour + 5*time.Minute)},
+		{"Rate limited; retry after 30 seconds", RateLimited, now.Add(30 * time.Second)},
+		{"usage limit reached, resets at 9:30 am", RateLimited, time.Date(2026, 3, 5, 9, 30, 0, 0, time.Local)},
+		{"quota exceeded until 2026-03-04T12:00:00Z", RateLimited, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)},
+		{"RESOURCE_EXHAUSTED: Too Many Requests", RateLimited, time.Time{}},
+		{"API Error: 529 Overloaded", Transient, time.Time{}},
+		{"Error: 500 Internal Server Error", Transient, time.Time{}},
+		{"TypeError: fetch failed (ECONNREFUSED)", Transient, time.Time{}},
+		{"stream disconnected before completion", Transient, time.Time{}},
+		{"Invalid API key · Please run /login", Permanent, time.Time{}},
+		{"API Error: 401 authentication_error", Permanent, time.Time{}},
+		{"model: claude-nope not found", Permanent, time.Time{}},
+		{"error: unknown option '--bogus'", Permanent, time.Time{}},
+	}
+	for _, tt := range tests {
+		p := Classify(tt.text, now)
+		if p == nil {
+			t.Errorf("Classify(%q) = nil, want %v", tt.text, tt.kind)
+			continue
+		}
+		if p.Kind != tt.kind || !p.ResetAt.Equal(tt.reset) {
+			t.Errorf("Classify(%q) = %v reset %v, want %v reset %v", tt.text, p.Kind, p.ResetAt, tt.kind, tt.reset)
+		}
+	}
+	for _, text := range []string{"", "tests failed: 3 of 12", "exit status 1", "permission denied: ./build.sh"} {
+		if p := Classify(text, now); p != nil {
+			t.Errorf("Classify(%q) = %+v, want nil", text, p)
+		}
+	}
+}
+
+func TestClassifyMessageIsTheLine(t *testing.T) {
+	p := Classify("starting\nAPI Error: 429 slow down\nbye", time.Now())
+	if p == nil || p.Message != "API Error: 429 slow down" {
+		t.Errorf("got %+v", p)
+	}
+}

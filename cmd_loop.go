@@ -42,6 +42,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				Quiet:         c.Bool("quiet"),
 				MaxIterations: max,
 				Now:           e.now,
+				Jitter:        e.jitter,
 			}
 			if c.Bool("dry-run") {
 				return printPrompt(c, o)

@@ -248,6 +248,10 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 		a.Timeout = d.duration(v, key)
 	case "idle_timeout":
 		a.IdleTimeout = d.duration(v, key)
+	case "retry_backoff":
+		a.RetryBackoff = d.duration(v, key)
+	case "max_retries":
+		a.MaxRetries = int(d.count(v, key))
 	case "env":
 		d.table(v, key, func(name string, val any) {
 			a.Env = append(a.Env, name+"="+d.str(val, key+"."+name))
@@ -266,6 +270,12 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 	}
 	if !a.set["idle_timeout"] {
 		cfg.IdleTimeout = loop.DefaultIdleTimeout
+	}
+	if !a.set["retry_backoff"] {
+		cfg.RetryBackoff = loop.DefaultRetryBackoff
+	}
+	if !a.set["max_retries"] {
+		cfg.MaxRetries = loop.DefaultMaxRetries
 	}
 	switch {
 	case a.set["command"] && (len(a.command) == 0 || a.command[0] == ""):

@@ -41,6 +41,8 @@ func main() {
 type env struct {
 	// now replaces the clock, so that golden files are byte-stable.
 	now func() time.Time
+	// jitter replaces the random spread of backoff waits.
+	jitter func(time.Duration) time.Duration
 }
 
 // run is the whole command: it returns the exit code instead of exiting, so
@@ -153,7 +155,12 @@ func report(stderr io.Writer, err error) {
 	}
 	fmt.Fprintf(stderr, "ralph: error: %s\n", err)
 	var notFound *agent.NotFoundError
+	var agentErr *loop.AgentError
 	switch {
+	case errors.As(err, &agentErr) && agentErr.Problem.Kind == agent.Permanent:
+		fmt.Fprintf(stderr, "ralph: hint: check the agent's key and model (agent.env, agent.args) and its flags (agent.preset, agent.command); the ledger in %s has the details\n", progressFile)
+	case errors.As(err, &agentErr):
+		fmt.Fprintf(stderr, "ralph: hint: the agent's service kept failing; run `ralph loop` again later, or raise agent.max_retries in %s\n", harnessFile)
 	case errors.As(err, &notFound):
 		fmt.Fprintf(stderr, "ralph: hint: install %s, or set agent.command (or agent.preset) in %s to an agent on your PATH\n", notFound.Program, harnessFile)
 	case errors.Is(err, loop.ErrLocked):

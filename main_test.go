@@ -20,10 +20,12 @@ func testClock() time.Time {
 	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 }
 
+func noJitter(d time.Duration) time.Duration { return d }
+
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"ralph": func() {
-			os.Exit(run(os.Args, os.Stdout, os.Stderr, env{now: testClock}))
+			os.Exit(run(os.Args, os.Stdout, os.Stderr, env{now: testClock, jitter: noJitter}))
 		},
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
 	})

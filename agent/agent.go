@@ -226,8 +226,14 @@ wait:
 	}
 	out.finish(&res)
 	res.Stderr = stderr.String()
-	if res.Problem == nil && res.Stopped == "" && (res.ExitCode != 0 || res.APIError) {
+	// Only an agent that failed is asked why, and a plain agent only on
+	// stderr: its stdout is the work's own output (test logs saying "500").
+	switch {
+	case res.Problem != nil || res.Stopped != "":
+	case res.APIError:
 		res.Problem = Classify(res.Stderr+"\n"+lastBytes(res.FinalMessage, maxStderr), now())
+	case res.ExitCode != 0:
+		res.Problem = Classify(res.Stderr, now())
 	}
 	return res, nil
 }

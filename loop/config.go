@@ -33,6 +33,12 @@ type AgentConfig struct {
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 	Env         []string // "K=V" pairs added to ralph's own environment
+	// RetryBackoff is the first wait after a rate limit that names no reset
+	// time, or after a transient error; it doubles each time in a row.
+	RetryBackoff time.Duration
+	// MaxRetries is how many transient errors in a row the loop retries
+	// before it stops.
+	MaxRetries int
 }
 
 // Limits are the run's budgets. A zero value means no limit, except
@@ -51,4 +57,8 @@ const (
 	DefaultIdleTimeout  = 10 * time.Minute
 	DefaultMaxAttempts  = 5
 	DefaultCheckTimeout = 10 * time.Minute
+	DefaultRetryBackoff = 30 * time.Second
+	DefaultMaxRetries   = 3
+	// maxBackoff caps the exponential backoff.
+	maxBackoff = 30 * time.Minute
 )

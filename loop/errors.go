@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"github.com/ralph-harness/ralph/agent"
 )
 
 // InputError wraps a problem with the user's files (prd.json, the prompt
@@ -39,4 +40,14 @@ var ErrLocked = errors.New("another ralph loop is running in this directory")
 
 func stopf(kind StopKind, format string, args ...any) error {
 	return &StopError{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}
+
+// AgentError reports a problem of the agent's model or service that retrying
+// cannot fix, or that persisted through every retry.
+type AgentError struct {
+	Problem agent.Problem
+}
+
+func (e *AgentError) Error() string {
+	return fmt.Sprintf("the agent reported a %s: %s", e.Problem.Kind, e.Problem.Message)
 }

@@ -111,6 +111,10 @@ const (
 	Failed      = "failed"
 	Blocked     = "blocked"
 	Interrupted = "interrupted"
+	// RateLimited and AgentFailed record iterations cut short by the
+	// agent's service: they are not attempts at the story.
+	RateLimited = "rate-limited"
+	AgentFailed = "error"
 )
 
 // Verdict is the judge's decision on one iteration.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,8 @@ type Options struct {
 	// Environ is the environment the agent and checks inherit; nil means
 	// os.Environ().
 	Environ []string
+	// Jitter spreads a backoff wait; nil means a random ±20%.
+	Jitter func(time.Duration) time.Duration
 }
 
 func (o *Options) now() time.Time {
@@ -109,6 +112,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
+	retries := 0 // problems in a row, for the backoff
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -121,11 +125,21 @@ func Run(ctx context.Context, o Options) error {
 		if story == nil {
 			return err
 		}
-		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: commit, totals: totals}
-		if err := it.run(ctx, f, story); err != nil {
-			return err
-		}
+		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: commit, totals: totals, retries: retries}
+		err = it.run(ctx, f, story)
 		totals = it.entry.Totals
+		var wait *waitError
+		switch {
+		case errors.As(err, &wait):
+			retries = wait.retries
+			if err := o.wait(ctx, wait, &totals); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			retries = 0
+		}
 	}
 }
 
@@ -235,6 +249,8 @@ type iteration struct {
 	totals progress.Totals
 	start  time.Time
 	entry  progress.Entry
+	// retries counts the problems in a row before this iteration.
+	retries int
 }
 
 func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
@@ -290,6 +306,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	if res.Stopped == "interrupted" || ctx.Err() != nil {
 		return it.interrupted(f)
+	}
+	if res.Problem != nil {
+		return it.problem(ctx, *res.Problem)
 	}
 
 	failed := it.runChecks(ctx, f.Story(story.ID))
@@ -534,6 +553,85 @@ func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 		})
 	}
 	return cs
+}
+
+// problem records an iteration cut short by the agent's service and says
+// what the loop does next: wait and run it again, or stop. It is not an
+// attempt: the story's counters stay as they were.
+func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
+	o, e := it.o, &it.entry
+	e.Outcome = AgentFailed
+	if p.Kind == agent.RateLimited {
+		e.Outcome = RateLimited
+	}
+	e.AgentNote = strings.TrimPrefix(e.AgentNote+" · ", " · ") + p.Kind.String() + ": " + p.Message
+	e.Claim = ""
+	retries := it.retries + 1
+	var err error
+	switch {
+	case p.Kind == agent.Permanent:
+		err = &AgentError{Problem: p}
+	case p.Kind == agent.Transient && retries > o.Config.Agent.MaxRetries:
+		p.Message += fmt.Sprintf(" (%s in a row)", plural.Of(retries, "1 time", "%d times"))
+		err = &AgentError{Problem: p}
+	default:
+		err = &waitError{problem: p, retries: retries}
+	}
+	o.say("%s → %s: %s", e.StoryID, e.Outcome, p.Message)
+	if rerr := it.record(ctx, fmt.Sprintf("%s %s: %s", e.StoryID, e.Outcome, it.entry.StoryTitle)); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// waitError asks Run to wait before the next iteration.
+type waitError struct {
+	problem agent.Problem
+	retries int
+}
+
+func (e *waitError) Error() string { return e.problem.Kind.String() + ": " + e.problem.Message }
+
+// wait sleeps until a rate limit lifts or a backoff passes, saying so on
+// stderr. The wait counts toward loop.max_duration: one that would outlast
+// it stops the loop instead.
+func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Totals) error {
+	now := o.now()
+	d := backoff(o.Config.Agent.RetryBackoff, w.retries, o.Jitter)
+	if reset := w.problem.ResetAt; !reset.IsZero() {
+		d = reset.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+	}
+	if max := o.Config.Limits.MaxDuration; max > 0 && totals.Elapsed+d > max {
+		return stopf(LimitReached, "the %s lifts only after loop.max_duration = %s: stopping instead of waiting %s", w.problem.Kind, max, d.Round(time.Second))
+	}
+	fmt.Fprintf(o.Err, "ralph: waiting for the %s to pass: %s, until %s (%s)\n",
+		w.problem.Kind, w.problem.Message, now.Add(d).Format("15:04:05"), d.Round(time.Millisecond))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return stopf(InterruptedStop, "interrupted while waiting for the %s; run `ralph loop` again to resume", w.problem.Kind)
+	case <-t.C:
+	}
+	totals.Elapsed += d
+	return nil
+}
+
+// backoff is the wait before retry n (from 1): base, doubling, capped, and
+// spread by jitter so that many loops do not retry in step.
+func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, maxBackoff)
+	if jitter == nil {
+		return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+	}
+	return jitter(d)
 }
 
 // interrupted records an iteration that a signal cut short. It is not an

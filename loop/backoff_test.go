@@ -1,0 +1,24 @@
+package loop
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBackoff(t *testing.T) {
+	same := func(d time.Duration) time.Duration { return d }
+	tests := []struct {
+		n    int
+		want time.Duration
+	}{{1, 30 * time.Second}, {2, time.Minute}, {3, 2 * time.Minute}, {7, 30 * time.Minute}, {50, 30 * time.Minute}}
+	for _, tt := range tests {
+		if got := backoff(30*time.Second, tt.n, same); got != tt.want {
+			t.Errorf("backoff(30s, %d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+	for range 100 {
+		if got := backoff(10*time.Second, 1, nil); got < 8*time.Second || got > 12*time.Second {
+			t.Fatalf("backoff with jitter = %v, want within 20%% of 10s", got)
+		}
+	}
+}

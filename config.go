@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,6 +173,10 @@ func (d *tomlDecoder) number(v any, key string) float64 {
 		return 0
 	}
 	f := v.(float64)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		d.errorf(key, "%g: want a finite number", f)
+		return 0
+	}
 	if f < 0 {
 		d.errorf(key, "%g: must not be negative", f)
 		return 0
@@ -278,6 +283,8 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 		cfg.MaxRetries = loop.DefaultMaxRetries
 	}
 	switch {
+	case a.set["command"] && a.command == nil:
+		// Its type was wrong, which is already reported.
 	case a.set["command"] && (len(a.command) == 0 || a.command[0] == ""):
 		d.errorf("agent.command", "empty command: want the program and its arguments, e.g. [\"my-agent\", \"--yes\"]")
 	case cfg.Preset != "":

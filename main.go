@@ -52,7 +52,7 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(ctx, args)

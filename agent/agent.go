@@ -226,10 +226,11 @@ wait:
 	}
 	out.finish(&res)
 	res.Stderr = stderr.String()
-	// Only an agent that failed is asked why, and a plain agent only on
-	// stderr: its stdout is the work's own output (test logs saying "500").
+	// Only a known CLI that failed is asked why, on what the CLI itself
+	// says. A plain command's stderr is the work's own output as much as
+	// the agent's ("want status 401"), so it is never read for problems.
 	switch {
-	case res.Problem != nil || res.Stopped != "":
+	case res.Problem != nil || res.Stopped != "" || o.Format == Text:
 	case res.APIError:
 		res.Problem = Classify(res.Stderr+"\n"+lastBytes(res.FinalMessage, maxStderr), now())
 	case res.ExitCode != 0:

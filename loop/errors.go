@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+
 	"github.com/ralph-harness/ralph/agent"
 )
 

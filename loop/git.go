@@ -18,17 +18,19 @@ func inWorkTree(ctx context.Context, dir string) bool {
 // gitCommit commits every change in the work tree and returns the short id
 // of the new commit, or "" when there was nothing to commit.
 func gitCommit(ctx context.Context, dir, subject, body string) (string, error) {
-	if _, err := git(ctx, dir, "add", "--all"); err != nil {
+	// Only the work directory: in a larger repository, whatever else is
+	// going on outside it is not ralph's to commit.
+	if _, err := git(ctx, dir, "add", "--all", "--", "."); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", "."); err == nil {
 		return "", nil
 	}
 	msg := subject
 	if body != "" {
 		msg += "\n\n" + body
 	}
-	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg); err != nil {
+	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg, "--", "."); err != nil {
 		return "", err
 	}
 	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")

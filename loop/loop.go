@@ -4,7 +4,6 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,14 +11,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/checks"
-	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
@@ -203,11 +200,11 @@ func waitingOnHumans(f *prd.File) string {
 // loadPRD reads prd.json; its messages name the file as the user knows it.
 func (o *Options) loadPRD() (*prd.File, error) {
 	data, err := os.ReadFile(o.path(PRDFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &InputError{Err: fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)}
+	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			err = fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)
-		}
-		return nil, &InputError{Err: err}
+		return nil, err
 	}
 	f, err := prd.Parse(data, PRDFile)
 	if err != nil {
@@ -222,7 +219,11 @@ func (o *Options) template() (*templates.Template, error) {
 	}
 	t, err := templates.Parse(o.Config.PromptTemplateName, o.Config.PromptTemplate)
 	if err == nil {
-		err = t.Check()
+		var sample string
+		sample, err = t.Sample()
+		if err == nil && ParseClaim(sample) != (Claim{}) {
+			err = errors.New("the prompt ends with a reply tag: an agent that echoes its prompt would claim it; end the template with something else")
+		}
 	}
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", o.Config.PromptTemplateName, err)}
@@ -272,9 +273,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.say("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)
 
-	before, err := os.ReadFile(o.path(PRDFile))
+	snap, err := takeSnapshot(o)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", PRDFile, err)
+		return err
 	}
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
 	if err != nil {
@@ -296,9 +297,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	e.Summary, e.Learnings = report.Summary, report.Learnings
 	o.say("agent exited %d after %s%s", res.ExitCode, res.Duration.Round(100*time.Millisecond), claimNote(claim, e.AgentNote))
 
-	f, tampered, err := it.guardPRD(before)
+	f, tampered, err := snap.guard(o, story.ID)
 	if err != nil {
-		return err
+		return it.failed(err)
 	}
 	e.Tampered = tampered
 	for _, t := range tampered {
@@ -335,6 +336,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	case Done:
 		st.Passes = true
 	case Blocked:
+		// A question is not a failed attempt: the story gets all of its
+		// attempts once a person answers.
+		st.Attempts--
 		st.Blocked = claim.Question
 		e.Question = claim.Question
 	case Failed:
@@ -342,7 +346,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	s.SetStatus(st)
 	if err := f.Save(o.path(PRDFile)); err != nil {
-		return err
+		return it.failed(err)
 	}
 	o.say("%s → %s: %s", story.ID, v.Outcome, v.Reason)
 	return it.record(ctx, fmt.Sprintf("%s %s (attempt %d): %s", story.ID, v.Outcome, attempt, story.Title))
@@ -408,71 +412,6 @@ func claimNote(c Claim, note string) string {
 		parts = append(parts, note)
 	}
 	return " · " + strings.Join(parts, " · ")
-}
-
-// guardPRD undoes whatever the agent did to prd.json: the file belongs to
-// the human and to ralph, and the judge must go by the stories, checks and
-// statuses as they were before the agent ran. It returns the file as it was
-// and a description of each change it undid.
-func (it *iteration) guardPRD(before []byte) (*prd.File, []string, error) {
-	path := it.o.path(PRDFile)
-	orig, err := prd.Parse(before, PRDFile)
-	if err != nil {
-		return nil, nil, &InputError{Err: err}
-	}
-	after, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(before, after) {
-		return orig, nil, nil
-	}
-	if err := atomicfile.Write(path, before, 0o644); err != nil {
-		return nil, nil, err
-	}
-	return orig, []string{fmt.Sprintf("%s: the agent %s; ralph restored the file", PRDFile, prdChange(orig, after, err))}, nil
-}
-
-// prdChange says what the agent did to prd.json, as precisely as it can.
-func prdChange(orig *prd.File, after []byte, readErr error) string {
-	if readErr != nil {
-		return "removed it or made it unreadable"
-	}
-	cur, err := prd.Parse(after, PRDFile)
-	if err != nil {
-		return "broke it (" + firstLine(err.Error()) + ")"
-	}
-	if !sameStories(orig, cur) {
-		return "added, removed or reordered stories"
-	}
-	var changes []string
-	for i, s := range cur.Stories {
-		o := orig.Stories[i]
-		if s.Status() != o.Status() {
-			changes = append(changes, "changed the status of "+s.ID)
-		}
-		if !slices.Equal(s.Checks, o.Checks) {
-			changes = append(changes, "changed the checks of "+s.ID)
-		}
-	}
-	if len(changes) == 0 {
-		return "edited it"
-	}
-	return strings.Join(changes, ", ")
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-func sameStories(a, b *prd.File) bool {
-	if len(a.Stories) != len(b.Stories) {
-		return false
-	}
-	for i := range a.Stories {
-		if a.Stories[i].ID != b.Stories[i].ID {
-			return false
-		}
-	}
-	return true
 }
 
 // runChecks runs the configured checks and the story's own, records them in
@@ -632,6 +571,18 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 		return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 	}
 	return jitter(d)
+}
+
+// failed records an iteration that ralph itself could not finish (a write
+// failed, say), so that what the agent did and spent is never lost, and
+// returns err.
+func (it *iteration) failed(err error) error {
+	it.entry.Outcome = AgentFailed
+	it.entry.AgentNote = strings.TrimPrefix(it.entry.AgentNote+" · ", " · ") + "ralph: " + err.Error()
+	if aerr := it.appendEntry(); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
 }
 
 // interrupted records an iteration that a signal cut short. It is not an

@@ -118,13 +118,23 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 func previousAttempt(path, storyID string) (*progress.Entry, error) {
 	var found *progress.Entry
 	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
-		if e.StoryID == storyID {
+		if e.StoryID == storyID && isAttempt(e.Outcome) {
 			found = &e
 			return false
 		}
 		return true
 	})
 	return found, err
+}
+
+// isAttempt tells the outcomes of iterations that were attempts at their
+// story from those cut short by a signal or by the agent's service.
+func isAttempt(outcome string) bool {
+	switch outcome {
+	case Interrupted, RateLimited, AgentFailed:
+		return false
+	}
+	return true
 }
 
 // recap is a short account of a ledger entry for a prompt.

@@ -83,11 +83,11 @@ func Parse(name, text string) (*Template, error) {
 	return &Template{t: t}, nil
 }
 
-// Check renders the template once with data in every field, so that a
+// Sample renders the template once with data in every field, so that a
 // mistake such as an unknown field is found before the first iteration
 // rather than in the middle of a run.
-func (t *Template) Check() error {
-	_, err := t.Render(Prompt{
+func (t *Template) Sample() (string, error) {
+	return t.Render(Prompt{
 		Project:     "project",
 		Description: "description",
 		Story: Story{
@@ -102,7 +102,6 @@ func (t *Template) Check() error {
 		Recent:   []string{"recent"},
 		Commit:   true,
 	})
-	return err
 }
 
 // Render executes the template with p.

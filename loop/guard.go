@@ -1,0 +1,161 @@
+package loop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/prd"
+)
+
+// guardWindow is how much of the end of progress.txt the guard remembers
+// to tell an append from an edit elsewhere in the file.
+const guardWindow = 4 << 10
+
+// snapshot is what the agent may not change, taken just before it runs.
+type snapshot struct {
+	prd          []byte
+	harness      []byte
+	harnessErr   error
+	progressSize int64
+	progressEnd  []byte
+}
+
+func takeSnapshot(o *Options) (snapshot, error) {
+	var s snapshot
+	var err error
+	if s.prd, err = os.ReadFile(o.path(PRDFile)); err != nil {
+		return s, fmt.Errorf("read %s: %w", PRDFile, err)
+	}
+	s.harness, s.harnessErr = os.ReadFile(o.path(HarnessFile))
+	s.progressSize, s.progressEnd, err = fileEnd(o.path(ProgressFile), -1)
+	return s, err
+}
+
+// fileEnd returns a file's size and its last guardWindow bytes before
+// offset at (the end when at < 0).
+func fileEnd(path string, at int64) (int64, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, nil, err
+	}
+	size := info.Size()
+	if at < 0 || at > size {
+		at = size
+	}
+	start := max(0, at-guardWindow)
+	buf := make([]byte, at-start)
+	if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+		return 0, nil, err
+	}
+	return size, buf, nil
+}
+
+// guard undoes what the agent changed that it may not, and returns prd.json
+// as the judge must read it (the stories and checks as they were before the
+// agent ran) with a description of each change it undid. Changes a person
+// may have made meanwhile (an answer to another story's question, a new
+// story, notes) are kept.
+func (s snapshot) guard(o *Options, storyID string) (*prd.File, []string, error) {
+	f, tampered, err := s.guardPRD(o, storyID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.harnessErr == nil {
+		now, err := os.ReadFile(o.path(HarnessFile))
+		if err != nil || !bytes.Equal(now, s.harness) {
+			if err := atomicfile.Write(o.path(HarnessFile), s.harness, 0o644); err != nil {
+				return nil, nil, err
+			}
+			tampered = append(tampered, HarnessFile+": the agent changed it; ralph restored the file")
+		}
+	}
+	note, err := s.guardProgress(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		tampered = append(tampered, note)
+	}
+	return f, tampered, nil
+}
+
+func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, error) {
+	path := o.path(PRDFile)
+	orig, err := prd.Parse(s.prd, PRDFile)
+	if err != nil {
+		return nil, nil, &InputError{Err: err}
+	}
+	after, err := os.ReadFile(path)
+	if err == nil && bytes.Equal(s.prd, after) {
+		return orig, nil, nil
+	}
+	restoreAll := func(what string) (*prd.File, []string, error) {
+		if err := atomicfile.Write(path, s.prd, 0o644); err != nil {
+			return nil, nil, err
+		}
+		return orig, []string{fmt.Sprintf("%s: the agent %s; ralph restored the file", PRDFile, what)}, nil
+	}
+	if err != nil {
+		return restoreAll("removed it or made it unreadable")
+	}
+	cur, err := prd.Parse(after, PRDFile)
+	if err != nil {
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		return restoreAll("broke it (" + line + ")")
+	}
+	// What the agent may not do to prd.json: change its own story's status
+	// or checks, mark any story passing, remove a story. Anything of the
+	// kind and the whole file goes back as it was; other changes are kept,
+	// as they may be a person's.
+	var changes []string
+	for _, was := range orig.Stories {
+		now := cur.Story(was.ID)
+		switch {
+		case now == nil:
+			changes = append(changes, "removed story "+was.ID)
+		case was.ID == storyID && now.Status() != was.Status():
+			changes = append(changes, "changed the status of "+was.ID)
+		case was.ID == storyID && !slices.Equal(now.Checks, was.Checks):
+			changes = append(changes, "changed the checks of "+was.ID)
+		case now.Passes && !was.Passes:
+			changes = append(changes, "marked "+was.ID+" as passing")
+		}
+	}
+	if len(changes) > 0 {
+		return restoreAll(strings.Join(changes, ", "))
+	}
+	return cur, nil, nil
+}
+
+// guardProgress removes what the agent appended to progress.txt: the ledger
+// is ralph's alone. A change anywhere else may be a person editing the head,
+// so it is only reported.
+func (s snapshot) guardProgress(o *Options) (string, error) {
+	path := o.path(ProgressFile)
+	size, end, err := fileEnd(path, s.progressSize)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case size == s.progressSize && bytes.Equal(end, s.progressEnd):
+		return "", nil
+	case size > s.progressSize && bytes.Equal(end, s.progressEnd):
+		if err := os.Truncate(path, s.progressSize); err != nil {
+			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+		}
+		return fmt.Sprintf("%s: the agent appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, size-s.progressSize), nil
+	}
+	o.warn("%s changed during the iteration, not at its end: if the agent did it, check the ledger", ProgressFile)
+	return "", nil
+}

@@ -37,6 +37,27 @@ func gitCommit(ctx context.Context, dir, subject, body string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
+// gitCommitFile commits one file alone, leaving every other change as it is.
+func gitCommitFile(ctx context.Context, dir, file, subject string) (string, error) {
+	if _, err := git(ctx, dir, "add", "--", file); err != nil {
+		return "", err
+	}
+	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", file); err == nil {
+		return "", nil
+	}
+	if _, err := git(ctx, dir, "commit", "--quiet", "-m", subject, "--", file); err != nil {
+		return "", err
+	}
+	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+// gitDirty reports whether the work directory has uncommitted changes.
+func gitDirty(ctx context.Context, dir string) bool {
+	out, err := git(ctx, dir, "status", "--porcelain", "--", ".")
+	return err == nil && strings.TrimSpace(out) != ""
+}
+
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir

@@ -109,6 +109,28 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
+	if commit {
+		if gitDirty(ctx, o.Dir) {
+			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
+		}
+		// Each iteration's commit carries the ledger up to the entry before
+		// its own (an entry names its commit, so it cannot be in it); the
+		// last entry is committed when the loop stops.
+		first := totals.Iterations + 1
+		defer func() {
+			last := totals.Iterations
+			if last < first {
+				return
+			}
+			msg := fmt.Sprintf("ralph: ledger of iteration %d", last)
+			if last > first {
+				msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
+			}
+			if _, err := gitCommitFile(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
+				o.warn("git commit of %s: %v", ProgressFile, err)
+			}
+		}()
+	}
 	retries := 0 // problems in a row, for the backoff
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {

@@ -126,3 +126,20 @@ commit = true
 		})
 	}
 }
+
+func FuzzParseHarness(f *testing.F) {
+	for _, seed := range []string{
+		"[agent]\npreset = \"claude\"\n",
+		"[agent]\ncommand = [\"x\"]\ntimeout = \"5m\"\n[loop]\nmax_iterations = 3\n[[checks]]\nrun = \"true\"\n",
+		"[agent\n",
+		"[[checks]]\nname = 1\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := parseHarness(data, "h.toml")
+		if err == nil && len(cfg.Agent.Argv) == 0 {
+			t.Errorf("no error and no agent for %q", data)
+		}
+	})
+}

@@ -351,23 +351,33 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
 	})
 	e.Outcome = v.Outcome
-	s := f.Story(story.ID)
-	st := s.Status()
-	st.Attempts = attempt
-	switch v.Outcome {
-	case Done:
-		st.Passes = true
-	case Blocked:
-		// A question is not a failed attempt: the story gets all of its
-		// attempts once a person answers.
-		st.Attempts--
-		st.Blocked = claim.Question
+	if v.Outcome == Blocked {
 		e.Question = claim.Question
-	case Failed:
-		st.Failed = v.Reason
 	}
-	s.SetStatus(st)
-	if err := f.Save(o.path(PRDFile)); err != nil {
+	// The verdict goes into prd.json as it is now, under its lock: a
+	// person's edits made while the checks ran are kept.
+	err = prd.Update(o.path(PRDFile), func(f *prd.File) error {
+		s := f.Story(story.ID)
+		if s == nil {
+			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)
+		}
+		st := s.Status()
+		st.Attempts = attempt
+		switch v.Outcome {
+		case Done:
+			st.Passes = true
+		case Blocked:
+			// A question is not a failed attempt: the story gets all of
+			// its attempts once a person answers.
+			st.Attempts--
+			st.Blocked = claim.Question
+		case Failed:
+			st.Failed = v.Reason
+		}
+		s.SetStatus(st)
+		return nil
+	})
+	if err != nil {
 		return it.failed(err)
 	}
 	o.say("%s → %s: %s", story.ID, v.Outcome, v.Reason)

@@ -1,0 +1,53 @@
+package prd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ErrUnchanged, returned by an Update function, ends the update without
+// writing the file.
+var ErrUnchanged = errors.New("unchanged")
+
+// Update reads the file at path, lets fn change it, and saves it, holding an
+// exclusive lock on the file's directory meanwhile, so that a running loop
+// and a person's `ralph task` edit never lose each other's changes. The lock
+// is on the directory because prd.json itself is replaced on every save. An
+// error from fn (other than ErrUnchanged) leaves the file as it was.
+func Update(path string, fn func(*File) error) error {
+	unlock, err := lockDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := Load(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		if errors.Is(err, ErrUnchanged) {
+			return nil
+		}
+		return err
+	}
+	return f.Save(path)
+}
+
+// lockDir takes an exclusive flock on dir, waiting for it.
+func lockDir(dir string) (func(), error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() {
+		syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+		d.Close()
+	}, nil
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,6 +23,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt of the next iteration and stop, touching nothing"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
+			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines on stdout (the agent's output goes to stderr)"},
 		},
 		OnUsageError: onUsageError,
 		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
@@ -43,11 +46,16 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				MaxIterations: max,
 				Now:           e.now,
 				Jitter:        e.jitter,
+				JSON:          c.Bool("json"),
 			}
 			if c.Bool("dry-run") {
 				return printPrompt(c, o)
 			}
-			return loop.Run(c.Context, o)
+			err := loop.Run(c.Context, o)
+			if o.JSON {
+				stopped(c, o, err)
+			}
+			return err
 		}),
 	}
 }
@@ -65,4 +73,21 @@ func printPrompt(c *cli.Context, o loop.Options) error {
 	}
 	_, err = fmt.Fprint(c.App.Writer, prompt)
 	return err
+}
+
+// stopped prints the loop.stopped event that ends a --json stream, with the
+// exit code ralph is about to return.
+func stopped(c *cli.Context, o loop.Options, err error) {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	code := exitCode(err)
+	reason := "every story passes"
+	if err != nil {
+		reason = err.Error()
+	}
+	json.NewEncoder(c.App.Writer).Encode(loop.Event{
+		Event: loop.EventLoopStopped, Time: now().UTC(), ExitCode: &code, Reason: reason,
+	})
 }

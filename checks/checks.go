@@ -134,12 +134,14 @@ func runOne(ctx context.Context, c Check, o Options) Result {
 	return res
 }
 
-// Summary says in one line how a check ended: "check test: pass (2.1s)".
-func (r Result) Summary() string {
+// Verdict says how a check ended in a few words: "pass", "fail, exit 2",
+// "timeout after 10s", "error: …", with ", optional" for a failing check
+// that does not block.
+func (r Result) Verdict() string {
 	var status string
 	switch {
 	case r.Err != nil:
-		return fmt.Sprintf("check %s: error: %v", r.Name, r.Err)
+		return fmt.Sprintf("error: %v", r.Err)
 	case r.Passed:
 		status = "pass"
 	case r.TimedOut:
@@ -150,7 +152,15 @@ func (r Result) Summary() string {
 	if !r.Passed && !r.Required {
 		status += ", optional"
 	}
-	return fmt.Sprintf("check %s: %s (%s)", r.Name, status, roundDuration(r.Duration))
+	return status
+}
+
+// Summary says in one line how a check ended: "check test: pass (2.1s)".
+func (r Result) Summary() string {
+	if r.Err != nil {
+		return fmt.Sprintf("check %s: %s", r.Name, r.Verdict())
+	}
+	return fmt.Sprintf("check %s: %s (%s)", r.Name, r.Verdict(), roundDuration(r.Duration))
 }
 
 // roundDuration keeps a progress line short: 2.1s, 350ms.

@@ -53,6 +53,9 @@ type Options struct {
 	Environ []string
 	// Jitter spreads a backoff wait; nil means a random ±20%.
 	Jitter func(time.Duration) time.Duration
+	// JSON prints events as JSON lines on Out, and the agent's output on
+	// Err, for scripts.
+	JSON bool
 }
 
 func (o *Options) now() time.Time {
@@ -70,15 +73,6 @@ func (o *Options) environ() []string {
 }
 
 func (o *Options) path(name string) string { return filepath.Join(o.Dir, name) }
-
-// say prints one line of narration.
-func (o *Options) say(format string, args ...any) {
-	fmt.Fprintf(o.Out, "[ralph] "+format+"\n", args...)
-}
-
-func (o *Options) warn(format string, args ...any) {
-	fmt.Fprintf(o.Err, "ralph: warning: "+format+"\n", args...)
-}
 
 // Run runs iterations until every story passes (nil), or returns why it
 // stopped: a *StopError, an *InputError, or a runtime error.
@@ -107,6 +101,9 @@ func Run(ctx context.Context, o Options) error {
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
 		return err
+	}
+	if f, err := o.loadPRD(); err == nil {
+		o.emit(Event{Event: EventLoopStarted, Stories: len(f.Stories), Passing: ptr(countPassing(f)), Iteration: totals.Iterations})
 	}
 	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
 	if commit {
@@ -166,7 +163,8 @@ func Run(ctx context.Context, o Options) error {
 // (nil when every story passes).
 func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error) {
 	if f.Done() {
-		o.say("%s", plural.Of(len(f.Stories), "the story passes", "all %d stories pass"))
+		o.emit(Event{Event: EventAllPass, Stories: len(f.Stories), Passing: ptr(len(f.Stories)),
+			Message: plural.Of(len(f.Stories), "the story passes", "all %d stories pass")})
 		return nil, nil
 	}
 	story := f.Next()
@@ -293,7 +291,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return err
 	}
-	o.say("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)
+	o.emit(Event{Event: EventIterationStarted, Iteration: number, Story: story.ID, Title: story.Title,
+		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
+		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
 	snap, err := takeSnapshot(o)
 	if err != nil {
@@ -317,7 +317,14 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	e.AgentNote = agentNote(res)
 	report := ParseReport(res.FinalMessage)
 	e.Summary, e.Learnings = report.Summary, report.Learnings
-	o.say("agent exited %d after %s%s", res.ExitCode, res.Duration.Round(100*time.Millisecond), claimNote(claim, e.AgentNote))
+	ev := Event{Event: EventAgentFinished, Iteration: number, Story: story.ID,
+		ExitCode: ptr(res.ExitCode), Seconds: ptr(res.Duration.Seconds()), Claim: e.Claim, Note: e.AgentNote,
+		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens,
+		Message: fmt.Sprintf("agent exited %d after %s%s", res.ExitCode, res.Duration.Round(100*time.Millisecond), claimNote(claim, e.AgentNote))}
+	if res.CostKnown {
+		ev.CostUSD = ptr(res.CostUSD)
+	}
+	o.emit(ev)
 
 	f, tampered, err := snap.guard(o, story.ID)
 	if err != nil {
@@ -380,7 +387,8 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return it.failed(err)
 	}
-	o.say("%s → %s: %s", story.ID, v.Outcome, v.Reason)
+	o.emit(Event{Event: EventIterationJudged, Iteration: number, Story: story.ID, Outcome: v.Outcome, Reason: v.Reason,
+		Message: fmt.Sprintf("%s → %s: %s", story.ID, v.Outcome, v.Reason)})
 	return it.record(ctx, fmt.Sprintf("%s %s (attempt %d): %s", story.ID, v.Outcome, attempt, story.Title))
 }
 
@@ -392,9 +400,14 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		"RALPH_ITERATION="+strconv.Itoa(number),
 		"RALPH_ATTEMPT="+strconv.Itoa(attempt),
 	)
+	// The agent's output is shown as it comes, on stderr when stdout
+	// carries --json events.
 	out := o.Out
-	if o.Quiet {
+	switch {
+	case o.Quiet || out == nil:
 		out = io.Discard
+	case o.JSON:
+		out = o.Err
 	}
 	res, err := agent.Run(ctx, agent.Options{
 		Argv:        a.Argv,
@@ -454,7 +467,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story) []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	results := checks.Run(ctx, cs, o.checkOptions())
+	results := checks.Run(ctx, cs, o.checkOptions(it.entry.Iteration, it.entry.StoryID))
 	var failed []string
 	for _, r := range results {
 		c := progress.Check{
@@ -480,24 +493,19 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story) []string {
 
 // checkOptions runs checks as an iteration does, narrating each as it ends
 // with the tail of a failure's output.
-func (o *Options) checkOptions() checks.Options {
+func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 	return checks.Options{
 		Dir:   o.Dir,
 		Env:   agent.Environ(o.environ()),
 		Grace: o.Grace,
 		Now:   o.Now,
 		Done: func(r checks.Result) {
-			if o.Out == nil {
-				return
+			ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
+				Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
+			if !r.Passed && r.Err == nil {
+				ev.Excerpt = checks.Excerpt(r.Output, narratedLines)
 			}
-			o.say("%s", r.Summary())
-			excerpt := checks.Excerpt(r.Output, narratedLines)
-			if r.Passed || o.Quiet || r.Err != nil || excerpt == "" {
-				return
-			}
-			for _, line := range strings.Split(excerpt, "\n") {
-				fmt.Fprintf(o.Out, "        | %s\n", line)
-			}
+			o.emit(ev)
 		},
 	}
 }
@@ -548,7 +556,8 @@ func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	default:
 		err = &waitError{problem: p, retries: retries}
 	}
-	o.say("%s → %s: %s", e.StoryID, e.Outcome, p.Message)
+	o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: p.Message,
+		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, p.Message)})
 	if rerr := it.record(ctx, fmt.Sprintf("%s %s: %s", e.StoryID, e.Outcome, it.entry.StoryTitle)); rerr != nil {
 		return rerr
 	}
@@ -578,8 +587,10 @@ func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Total
 	if max := o.Config.Limits.MaxDuration; max > 0 && totals.Elapsed+d > max {
 		return stopf(LimitReached, "the %s lifts only after loop.max_duration = %s: stopping instead of waiting %s", w.problem.Kind, max, d.Round(time.Second))
 	}
-	fmt.Fprintf(o.Err, "ralph: waiting for the %s to pass: %s, until %s (%s)\n",
-		w.problem.Kind, w.problem.Message, now.Add(d).Format("15:04:05"), d.Round(time.Millisecond))
+	o.emit(Event{Event: EventWaiting, Reason: w.problem.Kind.String(), Note: w.problem.Message, Until: ptr(now.Add(d).UTC()),
+		Seconds: ptr(d.Seconds()),
+		Message: fmt.Sprintf("waiting for the %s to pass: %s, until %s (%s)",
+			w.problem.Kind, w.problem.Message, now.Add(d).Format("15:04:05"), d.Round(time.Millisecond))})
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -642,7 +653,8 @@ func (it *iteration) record(ctx context.Context, message string) error {
 			it.entry.Commit = "none (no changes)"
 		default:
 			it.entry.Commit = id
-			o.say("committed %s", id)
+			o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
+				Message: "committed " + id})
 		}
 	}
 	return it.appendEntry()
@@ -672,5 +684,5 @@ func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, er
 			return nil, &InputError{Err: fmt.Errorf("%s: no story %q", PRDFile, storyID)}
 		}
 	}
-	return checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions()), nil
+	return checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions(0, storyID)), nil
 }

@@ -23,6 +23,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt of the next iteration and stop, touching nothing"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "when nothing can run, wait for prd.json or harness.toml to change instead of exiting"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines on stdout (the agent's output goes to stderr)"},
 		},
 		OnUsageError: onUsageError,
@@ -47,6 +48,8 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				Now:           e.now,
 				Jitter:        e.jitter,
 				JSON:          c.Bool("json"),
+				Watch:         c.Bool("watch"),
+				Reload:        func() (loop.Config, error) { return loadHarness(dir) },
 			}
 			if c.Bool("dry-run") {
 				return printPrompt(c, o)

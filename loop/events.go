@@ -47,6 +47,7 @@ const (
 	EventIterationJudged  = "iteration.judged"
 	EventCommitted        = "iteration.committed"
 	EventWaiting          = "waiting"
+	EventReloaded         = "harness.reloaded"
 	EventWarning          = "warning"
 	EventAllPass          = "loop.done"
 	EventLoopStopped      = "loop.stopped"

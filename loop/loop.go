@@ -4,6 +4,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,12 @@ type Options struct {
 	// JSON prints events as JSON lines on Out, and the agent's output on
 	// Err, for scripts.
 	JSON bool
+	// Watch keeps the loop up when nothing can run, waiting for prd.json
+	// or harness.toml to change.
+	Watch bool
+	// Reload reads harness.toml again; the loop calls it between
+	// iterations when the file changed. nil: no hot reload.
+	Reload func() (Config, error)
 }
 
 func (o *Options) now() time.Time {
@@ -129,18 +136,47 @@ func Run(ctx context.Context, o Options) error {
 		}()
 	}
 	retries := 0 // problems in a row, for the backoff
-	for n := 0; ; n++ {
+	loaded := o.harnessSum()
+	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
 		}
+		if sum := o.harnessSum(); o.Reload != nil && sum != nil && !bytes.Equal(sum, loaded) {
+			loaded = sum
+			if t, err := o.reload(); err != nil {
+				o.warn("%s changed but cannot be used, so the previous settings stay: %v", HarnessFile, err)
+			} else {
+				tmpl = t
+			}
+		}
 		f, err := o.loadPRD()
+		var input *InputError
+		if o.Watch && errors.As(err, &input) {
+			o.warn("%v", err)
+			if err := o.waitForChange(ctx, PRDFile+" cannot be used"); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		story, err := o.pick(f, totals, n)
+		var stop *StopError
+		if story == nil && o.Watch && (err == nil || errors.As(err, &stop) && stop.Kind == NeedsHuman) {
+			why := "every story passes"
+			if err != nil {
+				why = err.Error()
+			}
+			if err := o.waitForChange(ctx, why); err != nil {
+				return err
+			}
+			continue
+		}
 		if story == nil {
 			return err
 		}
+		n++
 		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: commit, totals: totals, retries: retries}
 		err = it.run(ctx, f, story)
 		totals = it.entry.Totals
@@ -231,6 +267,23 @@ func (o *Options) loadPRD() (*prd.File, error) {
 		return nil, &InputError{Err: err}
 	}
 	return f, nil
+}
+
+// reload applies a changed harness.toml; nothing changes when it is bad.
+func (o *Options) reload() (*templates.Template, error) {
+	cfg, err := o.Reload()
+	if err != nil {
+		return nil, err
+	}
+	next := *o
+	next.Config = cfg
+	t, err := next.template()
+	if err != nil {
+		return nil, err
+	}
+	o.Config = cfg
+	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})
+	return t, nil
 }
 
 func (o *Options) template() (*templates.Template, error) {

@@ -20,6 +20,7 @@ const (
 	maxCriteria    = 30
 	maxFailures    = 5
 	maxFailure     = 4 << 10
+	maxAnswers     = 10
 	recentEntries  = 3
 	maxRecent      = 2 << 10
 	// maxHistoryScan bounds how far back the ledger is read to find this
@@ -76,6 +77,11 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 			break
 		}
 		p.Story.AcceptanceCriteria = append(p.Story.AcceptanceCriteria, cut(c, maxCriterion))
+	}
+	// The newest answers, if there are too many: the last question is the
+	// one the agent is waiting on.
+	for _, a := range s.Answers[max(0, len(s.Answers)-maxAnswers):] {
+		p.Story.Answers = append(p.Story.Answers, templates.Answer{Question: cut(a.Question, maxNotes), Answer: cut(a.Answer, maxNotes)})
 	}
 	cs := storyChecks(o.Config.Checks, s)
 	runs := map[string]string{}

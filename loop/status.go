@@ -17,6 +17,8 @@ type StoryReport struct {
 	Blocked       string   `json:"blocked,omitempty"`
 	Failed        string   `json:"failed,omitempty"`
 	DependsOn     []string `json:"dependsOn,omitempty"`
+	// Answers are the questions a person answered, oldest first.
+	Answers []prd.Answer `json:"answers,omitempty"`
 }
 
 // Totals are the run's totals as the ledger carries them.
@@ -86,5 +88,6 @@ func storyReport(f *prd.File, s *prd.Story) StoryReport {
 		Blocked:   s.Blocked,
 		Failed:    s.Failed,
 		DependsOn: s.DependsOn,
+		Answers:   s.Answers,
 	}
 }

@@ -1,0 +1,112 @@
+package loop
+
+import (
+	"github.com/ralph-harness/ralph/prd"
+)
+
+// StoryDetail is a story of prd.json with its state, as `ralph next --json`
+// and `ralph task list --json` print it.
+type StoryDetail struct {
+	ID                 string       `json:"id"`
+	Title              string       `json:"title"`
+	Description        string       `json:"description,omitempty"`
+	AcceptanceCriteria []string     `json:"acceptanceCriteria,omitempty"`
+	Priority           *int         `json:"priority,omitempty"` // absent when the story has none
+	State              string       `json:"state"`
+	Attempts           int          `json:"attempts"`
+	Blocked            string       `json:"blocked,omitempty"`
+	Failed             string       `json:"failed,omitempty"`
+	DependsOn          []string     `json:"dependsOn,omitempty"`
+	Checks             []string     `json:"checks,omitempty"`
+	Notes              string       `json:"notes,omitempty"`
+	Answers            []prd.Answer `json:"answers,omitempty"`
+}
+
+func storyDetail(f *prd.File, s *prd.Story) StoryDetail {
+	d := StoryDetail{
+		ID:                 s.ID,
+		Title:              s.Title,
+		Description:        s.Description,
+		AcceptanceCriteria: s.AcceptanceCriteria,
+		State:              f.State(s),
+		Attempts:           s.Attempts,
+		Blocked:            s.Blocked,
+		Failed:             s.Failed,
+		DependsOn:          s.DependsOn,
+		Checks:             s.Checks,
+		Notes:              s.Notes,
+		Answers:            s.Answers,
+	}
+	if s.HasPriority {
+		p := s.Priority
+		d.Priority = &p
+	}
+	return d
+}
+
+// TaskList is prd.json alone, as `ralph task list` shows it: every story
+// and its state, without the ledger.
+type TaskList struct {
+	Project string        `json:"project,omitempty"`
+	Stories []StoryDetail `json:"stories"`
+	Passing int           `json:"passing"`
+	Total   int           `json:"total"`
+	Next    string        `json:"next,omitempty"`
+}
+
+// Tasks reads prd.json, changing nothing.
+func Tasks(dir string) (TaskList, error) {
+	o := Options{Dir: dir}
+	f, err := o.loadPRD()
+	if err != nil {
+		return TaskList{}, err
+	}
+	l := TaskList{Project: f.Project, Stories: []StoryDetail{}, Total: len(f.Stories), Passing: countPassing(f)}
+	if next := f.Next(); next != nil {
+		l.Next = next.ID
+	}
+	for _, s := range f.Stories {
+		l.Stories = append(l.Stories, storyDetail(f, s))
+	}
+	return l, nil
+}
+
+// NextReport says which story the next iteration would work on, or why
+// none can run.
+type NextReport struct {
+	// Story is the next story; nil when none can run.
+	Story *StoryDetail
+	// Done is whether every story passes.
+	Done bool
+	// Reason says what stands in the way when no story can run and not
+	// every story passes: the blocked, failed and waiting stories.
+	Reason string
+	// Blocked are the stories waiting for a person's answer.
+	Blocked []StoryDetail
+}
+
+// Next reads prd.json and picks the story the next iteration would work
+// on, as the loop does, changing nothing.
+func Next(dir string) (NextReport, error) {
+	o := Options{Dir: dir}
+	f, err := o.loadPRD()
+	if err != nil {
+		return NextReport{}, err
+	}
+	var r NextReport
+	for _, s := range f.Stories {
+		if f.State(s) == prd.StateBlocked {
+			r.Blocked = append(r.Blocked, storyDetail(f, s))
+		}
+	}
+	switch next := f.Next(); {
+	case f.Done():
+		r.Done = true
+	case next != nil:
+		d := storyDetail(f, next)
+		r.Story = &d
+	default:
+		r.Reason = waitingOnHumans(f)
+	}
+	return r, nil
+}

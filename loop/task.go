@@ -1,0 +1,186 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/ralph-harness/ralph/prd"
+)
+
+// This file holds the edits of `ralph task`. Each goes through prd.Update,
+// so that it and a running loop never lose each other's changes, and each
+// checks its input against the file as it is under the lock: bad input is an
+// *InputError and leaves prd.json as it was.
+
+// edit loads prd.json (to report a missing or broken file as bad input,
+// naming it as the user knows it), then changes it with fn under the lock,
+// validating the result before it is saved.
+func edit(dir string, fn func(f *prd.File) error) error {
+	o := Options{Dir: dir}
+	if _, err := o.loadPRD(); err != nil {
+		return err
+	}
+	called := false
+	err := prd.Update(o.path(PRDFile), func(f *prd.File) error {
+		called = true
+		if err := fn(f); err != nil {
+			return err
+		}
+		if err := f.Validate(PRDFile); err != nil {
+			return &InputError{Err: err}
+		}
+		return nil
+	})
+	var pathErr *fs.PathError
+	if err != nil && !called && !errors.As(err, &pathErr) {
+		// prd.json broke between the first load and the lock.
+		return &InputError{Err: err}
+	}
+	return err
+}
+
+// story returns the story id of f, or an *InputError naming it.
+func story(f *prd.File, id string) (*prd.Story, error) {
+	if s := f.Story(id); s != nil {
+		return s, nil
+	}
+	return nil, inputErrorf("%s has no story %q", PRDFile, id)
+}
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// NewStory is a story for AddStory: the fields a person writes.
+type NewStory struct {
+	ID                 string
+	Title              string
+	Description        string
+	AcceptanceCriteria []string
+	Priority           int
+	HasPriority        bool
+	DependsOn          []string
+	Checks             []string
+}
+
+// AddStory appends a story to prd.json and returns it as written. Its id
+// must be new and the stories it depends on must exist.
+func AddStory(dir string, n NewStory) (StoryDetail, error) {
+	var added StoryDetail
+	err := edit(dir, func(f *prd.File) error {
+		var errs []error
+		if i := slices.IndexFunc(f.Stories, func(s *prd.Story) bool { return s.ID == n.ID }); i >= 0 {
+			errs = append(errs, fmt.Errorf("id %q: %s already has a story with this id (userStories[%d])", n.ID, PRDFile, i))
+		}
+		for _, id := range n.DependsOn {
+			switch {
+			case id == n.ID:
+				errs = append(errs, fmt.Errorf("dependsOn %q: a story cannot depend on itself", id))
+			case f.Story(id) == nil:
+				errs = append(errs, fmt.Errorf("dependsOn %q: %s has no such story", id, PRDFile))
+			}
+		}
+		if len(errs) > 0 {
+			return &InputError{Err: errors.Join(errs...)}
+		}
+		s := f.AddStory(prd.Story{
+			ID:                 n.ID,
+			Title:              n.Title,
+			Description:        n.Description,
+			AcceptanceCriteria: n.AcceptanceCriteria,
+			Priority:           n.Priority,
+			HasPriority:        n.HasPriority,
+			DependsOn:          n.DependsOn,
+			Checks:             n.Checks,
+		})
+		added = storyDetail(f, s)
+		return nil
+	})
+	return added, err
+}
+
+// AnswerStory answers the question the story id is blocked on: the answer
+// is kept with the story (and shown to the agent from then on) and the
+// story is unblocked. It returns the story as it is now and the question
+// answered.
+func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
+	var after StoryDetail
+	var question string
+	err := edit(dir, func(f *prd.File) error {
+		s, err := story(f, id)
+		if err != nil {
+			return err
+		}
+		if s.Blocked == "" {
+			return inputErrorf("%s is %s, not blocked: there is no question to answer", id, f.State(s))
+		}
+		question = s.Blocked
+		if err := s.Answer(answer); err != nil {
+			return &InputError{Err: err}
+		}
+		after = storyDetail(f, s)
+		return nil
+	})
+	return after, question, err
+}
+
+// ResetStory makes the story id one to work on from scratch: not passing,
+// no attempts, neither failed nor blocked; its answers are kept. It returns
+// the story as it was and as it is now; when there was nothing to reset,
+// the file is not written.
+func ResetStory(dir, id string) (before, after StoryDetail, err error) {
+	err = edit(dir, func(f *prd.File) error {
+		s, err := story(f, id)
+		if err != nil {
+			return err
+		}
+		before = storyDetail(f, s)
+		if s.Status() == (prd.Status{}) {
+			after = before
+			return prd.ErrUnchanged
+		}
+		s.Reset()
+		after = storyDetail(f, s)
+		return nil
+	})
+	return before, after, err
+}
+
+// BlockStory sets the story id aside with a question for a person, as an
+// agent's "blocked" reply does; a blocked story's question is replaced. It
+// returns the question replaced, if any. A story that passes or failed
+// cannot be blocked: reset it first.
+func BlockStory(dir, id, question string) (replaced string, err error) {
+	err = edit(dir, func(f *prd.File) error {
+		s, err := story(f, id)
+		if err != nil {
+			return err
+		}
+		switch state := f.State(s); state {
+		case prd.StateDone, prd.StateFailed:
+			return inputErrorf("%s is %s: run `ralph task reset %s` first to work on it again", id, state, id)
+		}
+		replaced = s.Blocked
+		if replaced == question {
+			return prd.ErrUnchanged
+		}
+		s.Blocked = question
+		return nil
+	})
+	return replaced, err
+}
+
+// validID reports what is wrong with a story id given on the command line,
+// or "" when nothing is: ids are words, as the commands take them.
+func validID(id string) string {
+	switch {
+	case id == "":
+		return "empty"
+	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return "contains a space or a control character"
+	}
+	return ""
+}

@@ -102,6 +102,9 @@ type Result struct {
 	Stopped      string        // "" | "timeout" | "idle" | "interrupted" (ctx cancelled)
 	APIError     bool          // Claude's result had is_error: true (even when subtype says success)
 	Stderr       string        // last 4 KiB of stderr, for error messages
+	// Lingered: the agent ran on after its final event and was stopped;
+	// what it said stands.
+	Lingered bool
 	// Problem is a failure of the model or its service (a rate limit, a
 	// server error, a bad key) rather than of the work; nil when none.
 	Problem *Problem
@@ -201,11 +204,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		timeout, idle = nil, nil
 		p.Stop()
 	}
+	// Once a format's final event has come, the run is over: an agent that
+	// lingers after it (a background process, a hung plugin) gets a moment
+	// to exit by itself and is then stopped, keeping what it said.
+	var ended <-chan struct{}
+	if e, ok := out.(ender); ok {
+		ended = e.ended()
+	}
+	var linger <-chan time.Time
 wait:
 	for {
 		select {
 		case <-p.Done():
 			break wait
+		case <-ended:
+			ended = nil
+			linger = time.After(Linger)
+		case <-linger:
+			linger = nil
+			res.Lingered = true
+			timeout, idle = nil, nil
+			p.Stop()
 		case <-timeout:
 			stop(StoppedTimeout)
 		case now := <-idle:
@@ -256,6 +275,15 @@ func Find(prog, dir string) error {
 }
 
 // stdoutReader consumes the agent's stdout as it arrives.
+// Linger is how long an agent may run on after its final event.
+var Linger = 5 * time.Second
+
+// An ender is a reader of a format with a final event: ended is closed once
+// that event has come.
+type ender interface {
+	ended() <-chan struct{}
+}
+
 type stdoutReader interface {
 	io.Writer
 	// finish is called once stdout is closed and fills in what was learnt.

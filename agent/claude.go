@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,35 +20,58 @@ const maxSummary = 200
 
 // claudeReader reads `claude -p --output-format stream-json --verbose`: one
 // JSON event per line (system/init, assistant messages, user messages that
-// carry tool results, and a final result). It shows a readable view instead
-// of the raw JSON and takes the final message, tokens and cost from the last
-// result event.
+// carry tool results, system/api_retry while the CLI retries a failed API
+// request, rate_limit_event for subscription logins, and a final result).
+// It shows a readable view instead of the raw JSON and takes the final
+// message, tokens and cost from the last result event, and the problem from
+// a result that is an API error.
 type claudeReader struct {
 	shown io.Writer
 	lines lineSplitter
+	now   func() time.Time // resolves relative reset times in error messages
 
 	gotResult bool
+	done      chan struct{} // closed at the first result event
 	final     string
 	input     int64
 	output    int64
 	cost      float64
 	costKnown bool
 	apiError  bool
+	errStatus int    // the result's api_error_status (0: none)
+	errType   string // the result's api_error_type
+
+	// retrying is the problem of the API request the CLI was retrying
+	// when it last said so, cleared by any later answer of the model or
+	// tool result; it stands when the run ends (stopped, say) without a
+	// result or with an error result that names no problem of its own.
+	retrying *Problem
+	// limitReset is when a rejecting rate_limit_event said the limit
+	// lifts (zero: no such event).
+	limitReset time.Time
 }
 
 func newClaudeReader(shown io.Writer) *claudeReader {
-	r := &claudeReader{shown: shown}
+	r := &claudeReader{shown: shown, now: time.Now, done: make(chan struct{})}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
 
 func (r *claudeReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 
+func (r *claudeReader) ended() <-chan struct{} { return r.done }
+
 func (r *claudeReader) finish(res *Result) {
 	r.lines.flush()
 	if !r.gotResult {
 		// No result event (the agent was stopped, or crashed): there is no
-		// final message, and nothing else is trusted to be one.
+		// final message, and nothing else is trusted to be one. An API
+		// error the CLI was still retrying is the likely cause.
+		if r.retrying != nil {
+			p := *r.retrying
+			r.withLimitReset(&p)
+			res.Problem = &p
+		}
 		return
 	}
 	res.FinalMessage = lastBytes(r.final, MaxFinalMessage)
@@ -56,6 +80,66 @@ func (r *claudeReader) finish(res *Result) {
 	res.CostUSD = r.cost
 	res.CostKnown = r.costKnown
 	res.APIError = r.apiError
+	if r.apiError {
+		res.Problem = r.resultProblem()
+		if res.Problem == nil && r.retrying != nil {
+			p := *r.retrying
+			r.withLimitReset(&p)
+			res.Problem = &p
+		}
+	}
+}
+
+// resultProblem is the problem of a result that is an API error: the kind
+// its api_error_status or api_error_type says, else what its message says;
+// nil when neither tells (a low credit balance, say, is no problem ralph
+// can wait out).
+func (r *claudeReader) resultProblem() *Problem {
+	p := Classify(r.final, r.now())
+	kind := claudeErrorKind(r.errStatus, r.errType)
+	if kind == 0 {
+		if p != nil {
+			r.withLimitReset(p)
+		}
+		return p
+	}
+	if p == nil || p.Kind != kind {
+		msg := oneLine(firstLine(r.final))
+		if msg == "" {
+			msg = oneLine(fmt.Sprintf("API error %d %s", r.errStatus, r.errType))
+		}
+		p = &Problem{Kind: kind, Message: msg}
+		if kind == RateLimited {
+			p.ResetAt = resetTime(r.final, r.now())
+		}
+	}
+	r.withLimitReset(p)
+	return p
+}
+
+// withLimitReset gives a rate limit without a reset time the one a
+// rate_limit_event announced.
+func (r *claudeReader) withLimitReset(p *Problem) {
+	if p.Kind == RateLimited && p.ResetAt.IsZero() {
+		p.ResetAt = r.limitReset
+	}
+}
+
+// claudeErrorKind maps the HTTP status and error type of a failed API
+// request, as Claude Code reports them, to a problem kind; 0 when they do
+// not tell.
+func claudeErrorKind(status int, typ string) ProblemKind {
+	switch {
+	case status == 429 || typ == "rate_limit_error" || typ == "rate_limit":
+		return RateLimited
+	case status == 401 || status == 403 || typ == "authentication_error" ||
+		typ == "authentication_failed" || typ == "permission_error":
+		return Permanent
+	case status >= 500 || typ == "api_error" || typ == "overloaded_error" ||
+		typ == "overloaded" || typ == "server_error":
+		return Transient
+	}
+	return 0
 }
 
 func (r *claudeReader) printf(format string, args ...any) {
@@ -90,6 +174,8 @@ func (r *claudeReader) line(b []byte) {
 		r.user(ev)
 	case "result":
 		r.result(ev)
+	case "rate_limit_event":
+		r.rateLimit(ev)
 	}
 	// Other events (partial-message stream events, future types) are not
 	// shown: they would only repeat what the complete messages show.
@@ -97,6 +183,10 @@ func (r *claudeReader) line(b []byte) {
 
 func (r *claudeReader) system(ev map[string]json.RawMessage) {
 	sub := str(ev["subtype"])
+	if sub == "api_retry" {
+		r.apiRetry(ev)
+		return
+	}
 	if sub == "init" {
 		if model := str(ev["model"]); model != "" {
 			r.printf("● session started: %s\n", model)
@@ -108,6 +198,80 @@ func (r *claudeReader) system(ev map[string]json.RawMessage) {
 	if sub != "" {
 		r.printf("● %s\n", oneLine(sub))
 	}
+}
+
+// apiRetry shows an API request the CLI failed and is about to retry, e.g.
+// {"subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":1070,
+// "error_status":429,"error":"rate_limit"}, and keeps its problem in case
+// the stream ends before anything else is heard.
+func (r *claudeReader) apiRetry(ev map[string]json.RawMessage) {
+	var status, attempt, maxRetries int
+	var delay float64
+	json.Unmarshal(ev["error_status"], &status)
+	json.Unmarshal(ev["attempt"], &attempt)
+	json.Unmarshal(ev["max_retries"], &maxRetries)
+	json.Unmarshal(ev["retry_delay_ms"], &delay)
+	what := "API error"
+	if status != 0 {
+		what += fmt.Sprintf(" %d", status)
+	}
+	if e := str(ev["error"]); e != "" {
+		what = oneLine(what + " " + e)
+	}
+	retry := "retrying"
+	if attempt > 0 && maxRetries > 0 {
+		retry += fmt.Sprintf(" (%d of %d)", attempt, maxRetries)
+	}
+	if delay > 0 && delay < 1e12 {
+		retry += " in " + time.Duration(delay*float64(time.Millisecond)).Round(100*time.Millisecond).String()
+	}
+	r.printf("✗ %s: %s\n", what, retry)
+	// The CLI retries what it takes for passing trouble: an error it
+	// does not name is transient.
+	kind := claudeErrorKind(status, str(ev["error"]))
+	if kind == 0 {
+		kind = Transient
+	}
+	r.retrying = &Problem{Kind: kind, Message: what}
+}
+
+// rateLimit reads a rate_limit_event, which Claude Code sends to
+// subscription logins: {"type":"rate_limit_event","rate_limit_info":
+// {"status":"rejected","resetsAt":1771390800,"rateLimitType":"five_hour"}}.
+// A rejection is shown and its reset time kept; "allowed" is not news.
+func (r *claudeReader) rateLimit(ev map[string]json.RawMessage) {
+	var info struct {
+		Status   string          `json:"status"`
+		ResetsAt json.RawMessage `json:"resetsAt"`
+		Type     string          `json:"rateLimitType"`
+	}
+	if json.Unmarshal(ev["rate_limit_info"], &info) != nil || info.Status == "" || info.Status == "allowed" {
+		return
+	}
+	var reset time.Time
+	var at float64
+	if json.Unmarshal(info.ResetsAt, &at) == nil && at > 0 && at < 1e15 {
+		if at >= 1e12 { // milliseconds
+			reset = time.UnixMilli(int64(at))
+		} else {
+			reset = time.Unix(int64(at), 0)
+		}
+	}
+	line := "rate limit " + oneLine(info.Status)
+	if info.Type != "" {
+		line += " (" + oneLine(info.Type) + ")"
+	}
+	if !reset.IsZero() {
+		line += ", resets " + reset.UTC().Format(time.RFC3339)
+	}
+	line = oneLine(line)
+	if info.Status == "rejected" {
+		r.printf("✗ %s\n", line)
+		r.limitReset = reset
+		r.retrying = &Problem{Kind: RateLimited, Message: line, ResetAt: reset}
+		return
+	}
+	r.printf("● %s\n", line)
 }
 
 // block is one element of a message's content.
@@ -152,10 +316,20 @@ func contentBlocks(raw json.RawMessage) []block {
 }
 
 func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
+	// A message the CLI made up to report a failed API request
+	// ("API Error: ...") is an error, not the model's words.
+	synthetic := str(ev["error"]) != ""
+	if !synthetic {
+		r.retrying = nil
+	}
 	for _, b := range blocks(ev) {
 		switch b.Type {
 		case "text":
 			if b.Text == "" {
+				continue
+			}
+			if synthetic {
+				r.printf("✗ %s\n", oneLine(b.Text))
 				continue
 			}
 			io.WriteString(r.shown, b.Text)
@@ -181,7 +355,13 @@ func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
 // too many to be worth a line each.
 func (r *claudeReader) user(ev map[string]json.RawMessage) {
 	for _, b := range blocks(ev) {
-		if b.Type != "tool_result" || !b.IsError {
+		if b.Type != "tool_result" {
+			// Not a sign of progress: "[Request interrupted by user]",
+			// say, while the CLI was still retrying.
+			continue
+		}
+		r.retrying = nil
+		if !b.IsError {
 			continue
 		}
 		var text string
@@ -196,10 +376,16 @@ func (r *claudeReader) user(ev map[string]json.RawMessage) {
 }
 
 func (r *claudeReader) result(ev map[string]json.RawMessage) {
+	if !r.gotResult {
+		close(r.done)
+	}
 	r.gotResult = true
 	r.final = str(ev["result"])
 	r.apiError = false
 	json.Unmarshal(ev["is_error"], &r.apiError)
+	r.errStatus = 0
+	json.Unmarshal(ev["api_error_status"], &r.errStatus)
+	r.errType = str(ev["api_error_type"])
 	var usage struct {
 		Input         int64 `json:"input_tokens"`
 		Output        int64 `json:"output_tokens"`

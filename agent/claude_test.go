@@ -3,18 +3,25 @@ package agent
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
+
+// claudeNow is the clock of the readers under test.
+var claudeNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // parse feeds stream-json to a claudeReader in chunks of the given size and
 // returns what it shows and what it found.
 func parse(input string, chunk int) (string, Result) {
 	var shown bytes.Buffer
 	r := newClaudeReader(&shown)
+	r.now = func() time.Time { return claudeNow }
 	for s := input; len(s) > 0; {
 		n := min(chunk, len(s))
 		r.Write([]byte(s[:n]))
@@ -27,10 +34,11 @@ func parse(input string, chunk int) (string, Result) {
 
 func TestClaudeEvents(t *testing.T) {
 	tests := []struct {
-		name  string
-		input string
-		shown string
-		res   Result
+		name    string
+		input   string
+		shown   string
+		res     Result // without Problem
+		problem *Problem
 	}{
 		{
 			name:  "text and tool use",
@@ -69,6 +77,88 @@ func TestClaudeEvents(t *testing.T) {
 			input: `{"type":"result","subtype":"success","is_error":true,"result":"Credit balance is too low","total_cost_usd":0}` + "\n",
 			shown: "✗ result: $0.0000 — Credit balance is too low\n",
 			res:   Result{FinalMessage: "Credit balance is too low", CostKnown: true, APIError: true},
+		},
+		{
+			name:    "an API error's status decides its kind",
+			input:   `{"type":"result","is_error":true,"api_error_status":503,"api_error_type":"api_error","result":"API Error: upstream connect error"}` + "\n",
+			shown:   "✗ result — API Error: upstream connect error\n",
+			res:     Result{FinalMessage: "API Error: upstream connect error", APIError: true},
+			problem: &Problem{Kind: Transient, Message: "API Error: upstream connect error"},
+		},
+		{
+			name:    "a rate limit's reset from its message",
+			input:   `{"type":"result","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · try again in 2 minutes"}` + "\n",
+			shown:   "✗ result — API Error: Request rejected (429) · try again in 2 minutes\n",
+			res:     Result{FinalMessage: "API Error: Request rejected (429) · try again in 2 minutes", APIError: true},
+			problem: &Problem{Kind: RateLimited, Message: "API Error: Request rejected (429) · try again in 2 minutes", ResetAt: claudeNow.Add(2 * time.Minute)},
+		},
+		{
+			name:    "the usage limit of a subscription",
+			input:   `{"type":"result","is_error":true,"result":"Claude AI usage limit reached|1795300000"}` + "\n",
+			shown:   "✗ result — Claude AI usage limit reached|1795300000\n",
+			res:     Result{FinalMessage: "Claude AI usage limit reached|1795300000", APIError: true},
+			problem: &Problem{Kind: RateLimited, Message: "Claude AI usage limit reached|1795300000", ResetAt: time.Unix(1795300000, 0)},
+		},
+		{
+			name: "a rejecting rate_limit_event gives the reset",
+			input: `{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1795300000}}` + "\n" +
+				`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795305600,"rateLimitType":"five_hour"}}` + "\n" +
+				`{"type":"result","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)"}` + "\n",
+			shown: "✗ rate limit rejected (five_hour), resets 2026-11-22T00:00:00Z\n" +
+				"✗ result — API Error: Request rejected (429)\n",
+			res:     Result{FinalMessage: "API Error: Request rejected (429)", APIError: true},
+			problem: &Problem{Kind: RateLimited, Message: "API Error: Request rejected (429)", ResetAt: time.Unix(1795305600, 0)},
+		},
+		{
+			name:  "a warning in milliseconds",
+			input: `{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1795305600000}}` + "\n",
+			shown: "● rate limit allowed_warning, resets 2026-11-22T00:00:00Z\n",
+		},
+		{
+			name:    "a rejection and no result",
+			input:   `{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795305600}}` + "\n",
+			shown:   "✗ rate limit rejected, resets 2026-11-22T00:00:00Z\n",
+			problem: &Problem{Kind: RateLimited, Message: "rate limit rejected, resets 2026-11-22T00:00:00Z", ResetAt: time.Unix(1795305600, 0)},
+		},
+		{
+			name:    "retrying when the stream ended",
+			input:   `{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1234.5,"error_status":529,"error":"overloaded"}` + "\n",
+			shown:   "✗ API error 529 overloaded: retrying (2 of 10) in 1.2s\n",
+			problem: &Problem{Kind: Transient, Message: "API error 529 overloaded"},
+		},
+		{
+			name: "a retry that worked is no problem",
+			input: `{"type":"system","subtype":"api_retry","attempt":1,"error_status":429,"error":"rate_limit"}` + "\n" +
+				`{"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}}` + "\n",
+			shown: "✗ API error 429 rate_limit: retrying\nok\n",
+		},
+		{
+			name: "a tool result after a retry is progress",
+			input: `{"type":"system","subtype":"api_retry","error_status":500,"error":"server_error"}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]}}` + "\n" +
+				`{"type":"result","subtype":"error_during_execution","is_error":true}` + "\n",
+			shown: "✗ API error 500 server_error: retrying\n✗ result (error_during_execution)\n",
+			res:   Result{APIError: true},
+		},
+		{
+			name: "an interruption is not",
+			input: `{"type":"system","subtype":"api_retry","error_status":500,"error":"server_error"}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}` + "\n" +
+				`{"type":"result","subtype":"error_during_execution","is_error":true}` + "\n",
+			shown:   "✗ API error 500 server_error: retrying\n✗ result (error_during_execution)\n",
+			res:     Result{APIError: true},
+			problem: &Problem{Kind: Transient, Message: "API error 500 server_error"},
+		},
+		{
+			name:    "a retry of an unnamed error",
+			input:   `{"type":"system","subtype":"api_retry","error_status":null,"error":"unknown","retry_delay_ms":-5}` + "\n",
+			shown:   "✗ API error unknown: retrying\n",
+			problem: &Problem{Kind: Transient, Message: "API error unknown"},
+		},
+		{
+			name:  "the CLI's own error message",
+			input: `{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 500\nInternal"}]},"error":"server_error"}` + "\n",
+			shown: "✗ API Error: 500 Internal\n",
 		},
 		{
 			name: "the last result wins",
@@ -110,9 +200,120 @@ func TestClaudeEvents(t *testing.T) {
 			if shown != tt.shown {
 				t.Errorf("%s (chunks of %d): shown %q, want %q", tt.name, chunk, shown, tt.shown)
 			}
+			problem := res.Problem
+			res.Problem = nil
 			if res != tt.res {
 				t.Errorf("%s (chunks of %d): result %+v, want %+v", tt.name, chunk, res, tt.res)
 			}
+			if !sameProblem(problem, tt.problem) {
+				t.Errorf("%s (chunks of %d): problem %s, want %s", tt.name, chunk, showProblem(problem), showProblem(tt.problem))
+			}
+		}
+	}
+}
+
+func sameProblem(a, b *Problem) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Kind == b.Kind && a.Message == b.Message && a.ResetAt.Equal(b.ResetAt)
+}
+
+func showProblem(p *Problem) string {
+	if p == nil {
+		return "none"
+	}
+	s := p.Kind.String() + ": " + strconv.Quote(p.Message)
+	if !p.ResetAt.IsZero() {
+		s += " until " + p.ResetAt.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// The transcripts in testdata/claude were captured from Claude Code 2.1.330
+// (claude -p --output-format stream-json --verbose
+// --dangerously-skip-permissions) run against internal/fakemodel, with
+// CLAUDE_CODE_MAX_RETRIES=1 or 2 for the errors it gives up on.
+func TestClaudeTranscripts(t *testing.T) {
+	done := "Wrote both files.\n\n<ralph>done</ralph>"
+	tests := []struct {
+		name    string
+		res     Result // without Problem
+		problem *Problem
+	}{
+		{
+			// Text, a Bash call, a Bash call that fails, a Write call,
+			// the final text.
+			name: "tools",
+			res:  Result{FinalMessage: done, InputTokens: 400, OutputTokens: 80, CostUSD: 0.0032, CostKnown: true},
+		},
+		{
+			// One 429, retried by the CLI itself.
+			name: "retry-then-success",
+			res:  Result{FinalMessage: done, InputTokens: 400, OutputTokens: 80, CostUSD: 0.0032, CostKnown: true},
+		},
+		{
+			name: "rate-limit",
+			res: Result{
+				FinalMessage: "API Error: Request rejected (429) · This request would exceed your organization's rate limit. Please try again later.",
+				CostKnown:    true, APIError: true,
+			},
+			problem: &Problem{Kind: RateLimited, Message: "API Error: Request rejected (429) · This request would exceed your organization's rate limit. Please try again later."},
+		},
+		{
+			name: "server-error",
+			res: Result{
+				FinalMessage: "API Error: 500 Internal Server Error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:34219).",
+				CostKnown:    true, APIError: true,
+			},
+			problem: &Problem{Kind: Transient, Message: "API Error: 500 Internal Server Error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:34219)."},
+		},
+		{
+			name: "overloaded",
+			res: Result{
+				FinalMessage: "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:33405).",
+				CostKnown:    true, APIError: true,
+			},
+			problem: &Problem{Kind: Transient, Message: "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:33405)."},
+		},
+		{
+			name:    "auth-error",
+			res:     Result{FinalMessage: "Failed to authenticate. API Error: 401 Unauthorized", CostKnown: true, APIError: true},
+			problem: &Problem{Kind: Permanent, Message: "Failed to authenticate. API Error: 401 Unauthorized"},
+		},
+		{
+			name:    "connection-refused",
+			res:     Result{FinalMessage: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", CostKnown: true, APIError: true},
+			problem: &Problem{Kind: Transient, Message: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"},
+		},
+		{
+			// SIGINT while the CLI retried 429s: it still ends with a
+			// result, an error without text that claims nothing; the
+			// rate limit it was waiting out is the problem.
+			name:    "interrupted",
+			res:     Result{CostKnown: true, APIError: true},
+			problem: &Problem{Kind: RateLimited, Message: "API error 429 rate_limit"},
+		},
+	}
+	for _, tt := range tests {
+		b, err := os.ReadFile(filepath.Join("testdata", "claude", tt.name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, chunk := range []int{1 << 20, 100, 1} {
+			shown, res := parse(string(b), chunk)
+			problem := res.Problem
+			res.Problem = nil
+			if res != tt.res {
+				t.Errorf("%s (chunks of %d): result %+v\nwant %+v", tt.name, chunk, res, tt.res)
+			}
+			if !sameProblem(problem, tt.problem) {
+				t.Errorf("%s (chunks of %d): problem %s, want %s", tt.name, chunk, showProblem(problem), showProblem(tt.problem))
+			}
+			if strings.Contains(shown, `"type"`) {
+				t.Errorf("%s: the view shows raw JSON:\n%s", tt.name, shown)
+			}
+			golden(t, filepath.Join("testdata", "claude", tt.name+".golden"), shown)
 		}
 	}
 }
@@ -248,6 +449,17 @@ func FuzzClaudeLine(f *testing.F) {
 	f.Add([]byte(`{"type":"result","usage":null,"total_cost_usd":null,"num_turns":1e400}`))
 	f.Add([]byte("not json\n{\"type\":"))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":1e300,"error_status":429,"error":"rate_limit"}`))
+	f.Add([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":-1e20,"rateLimitType":"five_hour"}}`))
+	f.Add([]byte(`{"type":"result","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","result":"try again in 99999999999h"}`))
+	f.Add([]byte(`{"type":"assistant","error":"rate_limit","message":{"content":[{"type":"text","text":"API Error"}]}}`))
+	for _, name := range []string{"tools", "rate-limit"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "claude", name+".jsonl")); err == nil {
+			for _, line := range bytes.Split(b, []byte("\n")) {
+				f.Add(line)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r := newClaudeReader(io.Discard)
 		r.Write(line)
@@ -257,6 +469,9 @@ func FuzzClaudeLine(f *testing.F) {
 		r.finish(&res)
 		if len(res.FinalMessage) > MaxFinalMessage {
 			t.Errorf("len(FinalMessage) = %d, over %d", len(res.FinalMessage), MaxFinalMessage)
+		}
+		if p := res.Problem; p != nil && (p.Kind < RateLimited || p.Kind > Permanent || len(p.Message) > maxSummary || strings.Contains(p.Message, "\n")) {
+			t.Errorf("Problem %+v: want a known kind and a message on one line of at most %d bytes", *p, maxSummary)
 		}
 		if s := toolSummary(line); len(s) > maxSummary {
 			t.Errorf("toolSummary is %d bytes, over %d", len(s), maxSummary)

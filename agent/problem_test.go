@@ -28,6 +28,7 @@ func TestClassify(t *testing.T) {
 		{"API Error: 401 authentication_error", Permanent, time.Time{}},
 		{"model: claude-nope not found", Permanent, time.Time{}},
 		{"error: unknown option '--bogus'", Permanent, time.Time{}},
+		{"--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons", Permanent, time.Time{}},
 	}
 	for _, tt := range tests {
 		p := Classify(tt.text, now)

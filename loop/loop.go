@@ -368,8 +368,11 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	e.Claim = claim.String()
 	e.AgentNote = agentNote(res)
-	report := ParseReport(res.FinalMessage)
-	e.Summary, e.Learnings = report.Summary, report.Learnings
+	if res.Problem == nil {
+		// A failed run's final message is an error, not a summary.
+		report := ParseReport(res.FinalMessage)
+		e.Summary, e.Learnings = report.Summary, report.Learnings
+	}
 	ev := Event{Event: EventAgentFinished, Iteration: number, Story: story.ID,
 		ExitCode: ptr(res.ExitCode), Seconds: ptr(res.Duration.Seconds()), Claim: e.Claim, Note: e.AgentNote,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens,
@@ -489,6 +492,9 @@ func agentNote(res agent.Result) string {
 		return "no output for agent.idle_timeout"
 	case "interrupted":
 		return "interrupted"
+	}
+	if res.Lingered {
+		return "ran on after its final result and was stopped"
 	}
 	if res.APIError {
 		return "the agent reported an API error"

@@ -1,0 +1,271 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/fakemodel"
+)
+
+// claudeMaxRetries is how often Claude Code retries a failed API request
+// itself in these tests (CLAUDE_CODE_MAX_RETRIES; its default is 10), so
+// that a test of a rate limit it gives up on stays short.
+const claudeMaxRetries = 2
+
+// claudeEnv is the isolated environment of Claude Code: its API is the
+// fake server's Messages API with a fake key, and everything is off that
+// would reach out or wait for a person: telemetry, error reports, the
+// auto-updater and the install checks, feedback surveys, the bug command,
+// IDE detection and extension installs, the plugin marketplace.
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC covers most of them; the others
+// say so one by one in case a version stops tying them together.
+//
+// IS_SANDBOX=1 is Claude Code's own switch for running
+// --dangerously-skip-permissions as root, which it otherwise refuses
+// ("cannot be used with root/sudo privileges"): the tests may run as root
+// in a container.
+func claudeEnv(t *testing.T, s *fakemodel.Server) []string {
+	t.Helper()
+	return isolatedEnv(t, s,
+		"ANTHROPIC_BASE_URL="+s.URL,
+		"ANTHROPIC_API_KEY=sk-ant-fake-ralph-e2e",
+		"IS_SANDBOX=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_INSTALLATION_CHECKS=1",
+		"DISABLE_BUG_COMMAND=1",
+		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
+		"CLAUDE_CODE_AUTO_CONNECT_IDE=false",
+		"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL=1",
+		"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1",
+		fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", claudeMaxRetries),
+	)
+}
+
+// claudeHarness is harness.toml for the claude preset with the installed
+// binary.
+func claudeHarness(bin string) string {
+	return fmt.Sprintf(`[agent]
+preset = "claude"
+command = [%q]
+timeout = "60s"
+idle_timeout = "30s"
+retry_backoff = "1s"
+
+[[checks]]
+name = "hello"
+run = "test \"$(cat hello.txt)\" = hello"
+timeout = "10s"
+
+[git]
+commit = false
+`, bin)
+}
+
+// claudePRD has two stories; each description holds a word that only its
+// own prompts contain, which selects its conversation on the fake server
+// (ids and titles also reach later prompts through the ledger).
+const claudePRD = `{
+  "project": "Claude e2e",
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "Greeting",
+      "description": "Write hello.txt (claude-story-greeting).",
+      "priority": 1,
+      "passes": false
+    },
+    {
+      "id": "US-002",
+      "title": "Farewell",
+      "description": "Write bye.txt (claude-story-farewell).",
+      "priority": 2,
+      "passes": false,
+      "checks": ["test \"$(cat bye.txt)\" = bye", "grep -qx bye.txt listing.txt"]
+    }
+  ]
+}
+`
+
+// claudeGreeting is the conversation of US-001: a shell command through
+// Claude Code's Bash tool, then the claim.
+var claudeGreeting = fakemodel.Conversation{
+	Match: "claude-story-greeting",
+	Steps: []fakemodel.Step{
+		{Text: "I'll write the greeting.", Tool: fakemodel.Shell("Bash", "echo hello > hello.txt")},
+		{Text: "Wrote hello.txt.\nLearning: claude writes files with Bash\n<ralph>done</ralph>"},
+	},
+}
+
+// TestClaudeLoop: ralph drives the real Claude Code through two stories.
+// Claude Code writes the files with its own tools (Bash, and Write for a
+// new file), the checks pass only when the files are right, and the
+// ledger holds each iteration's tokens and cost.
+func TestClaudeLoop(t *testing.T) {
+	bin := findCLI(t, "claude", "claude")
+	if claudeInNetns(t) {
+		return
+	}
+	dir := writeFiles(t, map[string]string{
+		"harness.toml": claudeHarness(bin),
+		"prd.json":     claudePRD,
+		"progress.txt": "## Codebase Patterns\n",
+	})
+	s := startServer(t,
+		claudeGreeting,
+		fakemodel.Conversation{
+			Match: "claude-story-farewell",
+			Steps: []fakemodel.Step{
+				// Write takes an absolute path.
+				{Tool: &fakemodel.ToolCall{Name: "Write", Input: map[string]any{
+					"file_path": filepath.Join(dir, "bye.txt"),
+					"content":   "bye\n",
+				}}},
+				{Tool: fakemodel.Shell("Bash", "ls > listing.txt")},
+				{Text: "Wrote bye.txt with Write.\n<ralph>done</ralph>"},
+			},
+		},
+	)
+	stdout, stderr, code := runRalph(t, dir, claudeEnv(t, s), "loop")
+	if code != 0 {
+		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
+		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
+	}
+	if got := readFile(t, filepath.Join(dir, "bye.txt")); got != "bye\n" {
+		t.Errorf("bye.txt = %q, want %q", got, "bye\n")
+	}
+	// The view shows Claude Code's words and actions, not its JSON.
+	for _, want := range []string{
+		"● session started: ",
+		"I'll write the greeting.\n",
+		"→ Bash: echo hello > hello.txt\n",
+		"→ Write: " + filepath.Join(dir, "bye.txt") + "\n",
+		"✓ result: 2 turns, $",
+		"✓ result: 3 turns, $",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, `"type":`) {
+		t.Errorf("stdout shows raw JSON:\n%s", stdout)
+	}
+	progress := readFile(t, filepath.Join(dir, "progress.txt"))
+	for _, want := range []string{
+		"=== ralph iteration 1 · US-001 · done ===",
+		// Two requests (the tool call, then the final text) of 100 input
+		// and 20 output tokens each, and Claude Code's price of them.
+		"usage: 200 input tokens · 40 output tokens · $0.",
+		"learning: claude writes files with Bash",
+		"=== ralph iteration 2 · US-002 · done ===",
+		"usage: 300 input tokens · 60 output tokens · $0.",
+		"totals: iterations 2 · tokens 600 · cost $0.",
+	} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
+		}
+	}
+	if n := strings.Count(progress, "\nusage: "); n != 2 {
+		t.Errorf("progress.txt has %d usage lines, want one per iteration (2):\n%s", n, progress)
+	}
+	if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Count(prd, `"passes": true`) != 2 {
+		t.Errorf("prd.json: want both stories passing:\n%s", prd)
+	}
+}
+
+// TestClaudeRateLimit: every answer Claude Code gets in its first run is a
+// 429 (with retry-after: 1), until its own retries give up and its result
+// is the API error; ralph waits (retry_backoff) and runs the iteration
+// again, which is not an attempt, and the second run succeeds.
+func TestClaudeRateLimit(t *testing.T) {
+	bin := findCLI(t, "claude", "claude")
+	if claudeInNetns(t) {
+		return
+	}
+	const requests = 1 + claudeMaxRetries
+	faults := make([]fakemodel.Fault, requests)
+	for i := range faults {
+		faults[i] = fakemodel.Fault{Status: 429, Headers: map[string]string{"retry-after": "1"}}
+	}
+	conv := claudeGreeting
+	conv.Faults = map[int][]fakemodel.Fault{0: faults}
+	s := startServer(t, conv)
+	prd := `{"project": "Claude e2e", "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (claude-story-greeting).", "priority": 1, "passes": false}]}`
+	dir := writeFiles(t, map[string]string{
+		"harness.toml": claudeHarness(bin),
+		"prd.json":     prd,
+		"progress.txt": "## Codebase Patterns\n",
+	})
+	stdout, stderr, code := runRalph(t, dir, claudeEnv(t, s), "loop")
+	if code != 0 {
+		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(strings.Join(s.Log(), "\n"), "fault 429"); n != requests {
+		t.Errorf("the server served %d 429s, want %d:\n%s", n, requests, strings.Join(s.Log(), "\n"))
+	}
+	for _, want := range []string{
+		fmt.Sprintf("✗ API error 429 rate_limit: retrying (%d of %d)", claudeMaxRetries, claudeMaxRetries),
+		"✗ result: 1 turn, $0.0000 — API Error: Request rejected (429)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "ralph: waiting for the rate limit to pass") {
+		t.Errorf("stderr does not say ralph waited for the rate limit:\n%s", stderr)
+	}
+	progress := readFile(t, filepath.Join(dir, "progress.txt"))
+	for _, want := range []string{
+		"=== ralph iteration 1 · US-001 · rate-limited ===",
+		"Request rejected (429)",
+		"=== ralph iteration 2 · US-001 · done ===",
+		"usage: 200 input tokens · 40 output tokens · $0.",
+	} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
+		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
+	}
+	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
+		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
+	}
+}
+
+// claudeInNetns runs the calling test again in a process of its own inside
+// a new network namespace (`unshare -rn`) where only loopback is up, so
+// that nothing Claude Code does can leave the machine even past the proxy;
+// the fake server runs in that process too. It returns true when it did
+// (the caller then returns), and false when the test is already inside one
+// or the system does not allow user namespaces (the proxy guard still
+// holds).
+func claudeInNetns(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("RALPH_E2E_NETNS") != "" {
+		return false
+	}
+	if err := exec.Command("unshare", "-rn", "true").Run(); err != nil {
+		t.Logf("no network namespace (unshare -rn: %v): relying on the proxy guard", err)
+		return false
+	}
+	cmd := exec.Command("unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "RALPH_E2E_NETNS=1", "RALPH_AGENTS_DIR="+agentsDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in a network namespace: %v\n%s", t.Name(), err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("ran in a network namespace:\n%s", out)
+	}
+	return true
+}

@@ -95,12 +95,12 @@ type Result struct {
 	ExitCode     int           // exit status; 128+sig when killed by a signal; -1 if it never started
 	Duration     time.Duration // from start until the agent and its group were gone
 	FinalMessage string        // the agent's final message, at most MaxFinalMessage bytes (the tail for Text)
-	InputTokens  int64         // for Claude: input_tokens + cache_creation_input_tokens + cache_read_input_tokens of the result event
-	OutputTokens int64         // for Claude: output_tokens of the result event
+	InputTokens  int64         // the run's input tokens, cached ones included, as its format reports them
+	OutputTokens int64         // the run's output tokens
 	CostUSD      float64       // for Claude: total_cost_usd of the result event
 	CostKnown    bool          // CostUSD was reported by the agent
 	Stopped      string        // "" | "timeout" | "idle" | "interrupted" (ctx cancelled)
-	APIError     bool          // Claude's result had is_error: true (even when subtype says success)
+	APIError     bool          // the run ended in an error of the model's service (Claude's is_error, codex's turn.failed, …)
 	Stderr       string        // last 4 KiB of stderr, for error messages
 	// Lingered: the agent ran on after its final event and was stopped;
 	// what it said stands.

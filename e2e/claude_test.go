@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,7 +107,7 @@ var claudeGreeting = fakemodel.Conversation{
 // ledger holds each iteration's tokens and cost.
 func TestClaudeLoop(t *testing.T) {
 	bin := findCLI(t, "claude", "claude")
-	if claudeInNetns(t) {
+	if inNetns(t) {
 		return
 	}
 	dir := writeFiles(t, map[string]string{
@@ -187,7 +185,7 @@ func TestClaudeLoop(t *testing.T) {
 // again, which is not an attempt, and the second run succeeds.
 func TestClaudeRateLimit(t *testing.T) {
 	bin := findCLI(t, "claude", "claude")
-	if claudeInNetns(t) {
+	if inNetns(t) {
 		return
 	}
 	const requests = 1 + claudeMaxRetries
@@ -239,33 +237,4 @@ func TestClaudeRateLimit(t *testing.T) {
 	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
 		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
 	}
-}
-
-// claudeInNetns runs the calling test again in a process of its own inside
-// a new network namespace (`unshare -rn`) where only loopback is up, so
-// that nothing Claude Code does can leave the machine even past the proxy;
-// the fake server runs in that process too. It returns true when it did
-// (the caller then returns), and false when the test is already inside one
-// or the system does not allow user namespaces (the proxy guard still
-// holds).
-func claudeInNetns(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv("RALPH_E2E_NETNS") != "" {
-		return false
-	}
-	if err := exec.Command("unshare", "-rn", "true").Run(); err != nil {
-		t.Logf("no network namespace (unshare -rn: %v): relying on the proxy guard", err)
-		return false
-	}
-	cmd := exec.Command("unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
-		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "RALPH_E2E_NETNS=1", "RALPH_AGENTS_DIR="+agentsDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("%s in a network namespace: %v\n%s", t.Name(), err, out)
-	}
-	if testing.Verbose() {
-		t.Logf("ran in a network namespace:\n%s", out)
-	}
-	return true
 }

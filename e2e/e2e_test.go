@@ -21,6 +21,12 @@ import (
 var ralphBin string
 
 func TestMain(m *testing.M) {
+	// A test run again inside a network namespace (inNetns) uses the
+	// binary its parent built.
+	if bin := os.Getenv("RALPH_E2E_RALPH_BIN"); bin != "" {
+		ralphBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "ralph-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -37,6 +43,34 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// inNetns runs the calling test again, in a process of its own, inside a
+// new network namespace where only loopback exists (unshare -rn), so that
+// the CLI cannot reach any other host even past the proxy guard. It returns
+// true when it did (the caller then returns: the child did the work); false
+// inside the child, or where namespaces are not allowed, after saying so.
+func inNetns(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("RALPH_E2E_NETNS") != "" {
+		return false
+	}
+	const up = "ip link set lo up"
+	if out, err := exec.Command("unshare", "-rn", "sh", "-c", up).CombinedOutput(); err != nil {
+		t.Logf("no network namespace (unshare -rn sh -c %q: %v %s): relying on the proxy guard", up, err, out)
+		return false
+	}
+	cmd := exec.Command("unshare", "-rn", "sh", "-c", up+` && exec "$@"`, "sh",
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "RALPH_E2E_NETNS=1", "RALPH_AGENTS_DIR="+agentsDir(), "RALPH_E2E_RALPH_BIN="+ralphBin)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in a network namespace: %v\n%s", t.Name(), err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("ran in a network namespace:\n%s", out)
+	}
+	return true
 }
 
 // agentsDir is where .ci/install-agents puts the CLIs.

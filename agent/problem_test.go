@@ -20,6 +20,8 @@ func TestClassify(t *testing.T) {
 		{"usage limit reached, resets at 9:30 am", RateLimited, time.Date(2026, 3, 5, 9, 30, 0, 0, time.Local)},
 		{"quota exceeded until 2026-03-04T12:00:00Z", RateLimited, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)},
 		{"RESOURCE_EXHAUSTED: Too Many Requests", RateLimited, time.Time{}},
+		{"You have exhausted your daily quota on this model.", RateLimited, time.Time{}},
+		{"API key not valid. Please pass a valid API key.", Permanent, time.Time{}},
 		{"API Error: 529 Overloaded", Transient, time.Time{}},
 		{"Error: 500 Internal Server Error", Transient, time.Time{}},
 		{"TypeError: fetch failed (ECONNREFUSED)", Transient, time.Time{}},

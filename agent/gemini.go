@@ -1,0 +1,311 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/tail"
+)
+
+func init() {
+	readers[GeminiStreamJSON] = func(w io.Writer) stdoutReader { return newGeminiReader(w) }
+}
+
+// geminiReader reads `gemini -o stream-json`: one JSON event per line
+// (init; message, for the prompt and for each piece of the model's text as
+// it streams; tool_use and tool_result; error, for warnings and errors the
+// run survives; and a final result, which has the run's stats but no text).
+// It shows a readable view instead of the raw JSON. The final message is
+// the model's text after the last tool event, its pieces joined (a reply
+// tag may be cut between two); tokens come from the result's stats.
+type geminiReader struct {
+	shown io.Writer
+	lines lineSplitter
+	now   func() time.Time // resolves reset times said relative to now
+
+	text      *tail.Buffer // the model's text since the last tool event
+	midLine   bool         // the view's last text did not end a line
+	lastError string       // the message of the last error event
+
+	gotResult bool
+	status    string // the result's status: "success" or "error"
+	errMsg    string // the result's error message
+	input     int64
+	output    int64
+}
+
+func newGeminiReader(shown io.Writer) *geminiReader {
+	r := &geminiReader{shown: shown, now: time.Now, text: newGeminiText()}
+	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
+	return r
+}
+
+// newGeminiText holds a little more than MaxFinalMessage, so that the final
+// message can still start on a rune boundary.
+func newGeminiText() *tail.Buffer { return tail.New(MaxFinalMessage + utf8.UTFMax) }
+
+func (r *geminiReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
+
+func (r *geminiReader) finish(res *Result) {
+	r.lines.flush()
+	r.endLine()
+	if !r.gotResult {
+		// No result (the agent was stopped, or crashed): no final message,
+		// and nothing else is trusted to be one.
+		return
+	}
+	res.InputTokens = r.input
+	res.OutputTokens = r.output
+	if r.status == "error" {
+		// The run failed (an API error after gemini's own retries, a fatal
+		// tool error, an empty answer): what the model said before is not
+		// a final message.
+		res.APIError = true
+		msg := r.errMsg
+		if msg == "" {
+			msg = r.lastError
+		}
+		res.Problem = geminiProblem(msg, res.ExitCode, r.now())
+		return
+	}
+	res.FinalMessage = lastBytes(r.text.String(), MaxFinalMessage)
+}
+
+// geminiProblem classifies a failed run from its error message and exit
+// status. gemini exits with the HTTP status of a failed API request
+// (modulo 256) and words some errors in ways Classify does not know ("You
+// have exhausted your daily quota on this model.", "API key not valid"), so
+// the status decides the kind when it tells one: the status of the API's
+// own error, when the message quotes it, else the exit status.
+func geminiProblem(msg string, exitCode int, now time.Time) *Problem {
+	text, status := geminiErrorText(msg)
+	p := Classify(text, now)
+	kind := geminiStatusKind(status)
+	if kind == 0 && exitCode > 128 && exitCode < 256 {
+		// The HTTP status less 256. None of the statuses that tell is 128
+		// plus a signal that stops a process (130, 137, 143).
+		kind = geminiStatusKind(exitCode + 256)
+	}
+	if kind == 0 || (p != nil && p.Kind == kind) {
+		return p
+	}
+	line := oneLine(firstLine(text))
+	if line == "" {
+		line = fmt.Sprintf("gemini exited %d", exitCode)
+	}
+	p = &Problem{Kind: kind, Message: line}
+	if kind == RateLimited {
+		p.ResetAt = resetTime(text, now)
+	}
+	return p
+}
+
+// geminiStatusKind maps the HTTP status of a failed API request to a
+// problem kind; 0 for any other status.
+func geminiStatusKind(status int) ProblemKind {
+	switch status {
+	case 429:
+		return RateLimited
+	case 500, 502, 503, 504:
+		return Transient
+	case 400, 401, 403, 404:
+		// A key that is not valid (a 400 for Gemini), no permission, an
+		// unknown model.
+		return Permanent
+	}
+	return 0
+}
+
+// geminiErrorText makes gemini's API error messages readable. One that
+// quotes the API's error body, as most do ("[API Error: {\"error\":
+// {\"code\":400,\"message\":\"API key not valid…\",…}}]"), becomes "API
+// error 400 INVALID_ARGUMENT: API key not valid…", and status is the quoted
+// HTTP status; the others lose their brackets ("[API Error: You have
+// exhausted your daily quota on this model.]\nPlease wait…" becomes "API
+// error: You have…model.\nPlease wait…") and status is 0.
+func geminiErrorText(msg string) (text string, status int) {
+	i := strings.Index(msg, `{"error":`)
+	if i < 0 {
+		rest, ok := strings.CutPrefix(msg, "[API Error: ")
+		if !ok {
+			return msg, 0
+		}
+		// The bracket closes at the end of a line.
+		for j := 0; j < len(rest); j++ {
+			if rest[j] == ']' && (j+1 == len(rest) || rest[j+1] == '\n') {
+				rest = rest[:j] + rest[j+1:]
+				break
+			}
+		}
+		return "API error: " + rest, 0
+	}
+	var body struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(strings.NewReader(msg[i:])).Decode(&body) != nil || body.Error.Message == "" {
+		return msg, 0
+	}
+	e := body.Error
+	head := "API error"
+	if e.Code != 0 {
+		head += " " + strconv.Itoa(e.Code)
+	}
+	if e.Status != "" {
+		head += " " + e.Status
+	}
+	return head + ": " + e.Message, e.Code
+}
+
+func (r *geminiReader) printf(format string, args ...any) {
+	r.endLine()
+	fmt.Fprintf(r.shown, format, args...)
+}
+
+// endLine ends the model's text in the view when it stopped mid-line.
+func (r *geminiReader) endLine() {
+	if r.midLine {
+		io.WriteString(r.shown, "\n")
+		r.midLine = false
+	}
+}
+
+func (r *geminiReader) longLine(n int64) {
+	r.printf("[ralph: passed over an output line of %d bytes]\n", n)
+}
+
+// line handles one line of stdout, without its newline.
+func (r *geminiReader) line(b []byte) {
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return
+	}
+	// Fields are decoded one by one, so that one field of an unexpected
+	// type does not cost the others.
+	var ev map[string]json.RawMessage
+	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
+		// Not a JSON object: a warning or a log line, shown as it is.
+		r.endLine()
+		r.shown.Write(b)
+		r.shown.Write([]byte("\n"))
+		return
+	}
+	switch str(ev["type"]) {
+	case "init":
+		if model := oneLine(str(ev["model"])); model != "" {
+			r.printf("● session started: %s\n", model)
+		} else {
+			r.printf("● session started\n")
+		}
+	case "message":
+		// The user's message is the prompt: not worth showing again.
+		if str(ev["role"]) == "assistant" {
+			r.message(str(ev["content"]))
+		}
+	case "tool_use":
+		r.text = newGeminiText()
+		name := oneLine(str(ev["tool_name"]))
+		if name == "" {
+			name = "tool"
+		}
+		if s := toolSummary(ev["parameters"]); s != "" {
+			r.printf("→ %s: %s\n", name, s)
+		} else {
+			r.printf("→ %s\n", name)
+		}
+	case "tool_result":
+		r.text = newGeminiText()
+		r.toolResult(ev)
+	case "error":
+		msg := str(ev["message"])
+		if str(ev["severity"]) == "warning" {
+			r.printf("✗ warning: %s\n", oneLine(firstLine(msg)))
+			return
+		}
+		r.lastError = msg
+		r.printf("✗ %s\n", oneLine(firstLine(msg)))
+	case "result":
+		r.result(ev)
+	}
+	// Future event types are not shown.
+}
+
+// message shows a piece of the model's text as it comes and keeps it for
+// the final message.
+func (r *geminiReader) message(text string) {
+	if text == "" {
+		return
+	}
+	io.WriteString(r.shown, text)
+	r.midLine = !strings.HasSuffix(text, "\n")
+	r.text.Write([]byte(text))
+}
+
+// toolResult shows the tool results that failed; successful ones are too
+// long and too many to be worth a line each.
+func (r *geminiReader) toolResult(ev map[string]json.RawMessage) {
+	if str(ev["status"]) != "error" {
+		return
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	json.Unmarshal(ev["error"], &e)
+	msg := e.Message
+	if msg == "" {
+		msg = str(ev["output"])
+	}
+	if msg == "" {
+		msg = "the tool failed"
+	}
+	r.printf("  ✗ %s\n", oneLine(firstLine(msg)))
+}
+
+func (r *geminiReader) result(ev map[string]json.RawMessage) {
+	r.gotResult = true
+	r.status = str(ev["status"])
+	var e struct {
+		Message string `json:"message"`
+	}
+	json.Unmarshal(ev["error"], &e)
+	r.errMsg = e.Message
+	var stats struct {
+		Total     int64 `json:"total_tokens"`
+		Input     int64 `json:"input_tokens"`
+		Output    int64 `json:"output_tokens"`
+		ToolCalls int64 `json:"tool_calls"`
+	}
+	json.Unmarshal(ev["stats"], &stats)
+	r.input = stats.Input
+	// The total also counts the model's thinking, which is billed as
+	// output but not in output_tokens.
+	r.output = max(stats.Output, stats.Total-stats.Input)
+
+	if r.status == "error" {
+		msg := r.errMsg
+		if msg == "" {
+			msg = r.lastError
+		}
+		text, _ := geminiErrorText(msg)
+		if msg = oneLine(firstLine(text)); msg != "" {
+			r.printf("✗ result: %s\n", msg)
+		} else {
+			r.printf("✗ result: error\n")
+		}
+		return
+	}
+	calls := "tool calls"
+	if stats.ToolCalls == 1 {
+		calls = "tool call"
+	}
+	r.printf("✓ result: %d %s, %d input + %d output tokens\n", stats.ToolCalls, calls, r.input, r.output)
+}

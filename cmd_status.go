@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,44 +40,80 @@ func statusCommand() *cli.Command {
 
 func printStatus(c *cli.Context, r loop.StatusReport) error {
 	w := c.App.Writer
-	if r.Project != "" {
-		fmt.Fprintf(w, "%s: ", r.Project)
+	var blocked, notes []string
+	for _, s := range r.Stories {
+		if s.State == "blocked" {
+			blocked = append(blocked, s.ID)
+		}
+		if n := storyNote(s.ID, s.State, s.Blocked, s.Failed, s.DependsOn); n != "" {
+			notes = append(notes, n)
+		}
 	}
-	fmt.Fprintf(w, "%d of %s", r.Passing, plural.Of(r.Total, "1 story passes", "%d stories pass"))
-	if r.Next != "" {
-		fmt.Fprintf(w, "; next: %s", r.Next)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w)
+	printSummary(w, r.Project, r.Passing, r.Total, r.Next, blocked)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STORY\tSTATE\tATTEMPTS\tLAST\tTITLE")
-	var notes []string
 	for _, s := range r.Stories {
 		last := "-"
 		if s.LastOutcome != "" {
 			last = fmt.Sprintf("%s (#%d)", s.LastOutcome, s.LastIteration)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.State, s.Attempts, last, s.Title)
-		switch s.State {
-		case "blocked":
-			notes = append(notes, fmt.Sprintf("%s asks: %s", s.ID, s.Blocked))
-		case "failed":
-			notes = append(notes, fmt.Sprintf("%s failed: %s", s.ID, s.Failed))
-		case "waiting":
-			notes = append(notes, fmt.Sprintf("%s waits on %s", s.ID, strings.Join(s.DependsOn, ", ")))
-		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-		for _, n := range notes {
-			fmt.Fprintln(w, n)
-		}
-	}
+	printNotes(w, notes)
 	t := r.Totals
 	fmt.Fprintf(w, "\n%s · %d tokens · $%.4f · %s\n", plural.Of(t.Iterations, "1 iteration", "%d iterations"), t.Tokens, t.CostUSD,
 		(time.Duration(t.ElapsedSeconds * float64(time.Second))).Round(time.Second))
 	return nil
+}
+
+// printSummary prints the summary line of `ralph status` and `ralph task
+// list`, then, so that no open question is missed, the command that answers
+// each blocked story, and a blank line.
+func printSummary(w io.Writer, project string, passing, total int, next string, blocked []string) {
+	if project != "" {
+		fmt.Fprintf(w, "%s: ", project)
+	}
+	fmt.Fprintf(w, "%d of %s", passing, plural.Of(total, "1 story passes", "%d stories pass"))
+	if next != "" {
+		fmt.Fprintf(w, "; next: %s", next)
+	}
+	fmt.Fprintln(w)
+	switch len(blocked) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "1 story needs an answer: ralph task answer %s \"…\"\n", blocked[0])
+	default:
+		fmt.Fprintf(w, "%d stories need an answer:\n", len(blocked))
+		for _, id := range blocked {
+			fmt.Fprintf(w, "  ralph task answer %s \"…\"\n", id)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// storyNote is the line under the table that says what a blocked, failed or
+// waiting story needs; "" for the others.
+func storyNote(id, state, blocked, failed string, dependsOn []string) string {
+	switch state {
+	case "blocked":
+		return fmt.Sprintf("%s asks: %s", id, blocked)
+	case "failed":
+		return fmt.Sprintf("%s failed: %s", id, failed)
+	case "waiting":
+		return fmt.Sprintf("%s waits on %s", id, strings.Join(dependsOn, ", "))
+	}
+	return ""
+}
+
+func printNotes(w io.Writer, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +78,9 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 			initCommand(),
 			loopCommand(e),
 			statusCommand(),
+			logCommand(),
+			nextCommand(),
+			taskCommand(),
 			promptCommand(),
 			checkCommand(e),
 			validateCommand(),
@@ -84,6 +88,8 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 			demoAgentCommand(),
 		},
 		HideHelpCommand: true,
+		// A repeated flag is one value each: criteria and checks hold commas.
+		DisableSliceFlagSeparator: true,
 		// Errors reach run, which alone decides the exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
@@ -134,7 +140,7 @@ func exitCode(err error) int {
 		}
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, errChecksFailed):
+	case errors.Is(err, errChecksFailed), errors.Is(err, errNothingNext):
 		return exitRuntime
 	}
 	return exitRuntime
@@ -145,8 +151,8 @@ func report(stderr io.Writer, err error) {
 	if err == nil {
 		return
 	}
-	if errors.Is(err, errChecksFailed) {
-		return // the summary said it all
+	if errors.Is(err, errChecksFailed) || errors.Is(err, errNothingNext) {
+		return // the command said it all
 	}
 	var stopped *loop.StopError
 	if errors.As(err, &stopped) {
@@ -157,6 +163,8 @@ func report(stderr io.Writer, err error) {
 	var notFound *agent.NotFoundError
 	var agentErr *loop.AgentError
 	switch {
+	case errors.As(err, &agentErr) && strings.Contains(agentErr.Problem.Message, "cannot be used with root"):
+		fmt.Fprintf(stderr, "ralph: hint: claude will not skip its permission prompts as root: run ralph as another user, or, only inside a sandbox, set agent.env = { IS_SANDBOX = \"1\" } in %s\n", harnessFile)
 	case errors.As(err, &agentErr) && agentErr.Problem.Kind == agent.Permanent:
 		fmt.Fprintf(stderr, "ralph: hint: check the agent's key and model (agent.env, agent.args) and its flags (agent.preset, agent.command); the ledger in %s has the details\n", progressFile)
 	case errors.As(err, &agentErr):
@@ -218,7 +226,12 @@ func withHarness(action func(c *cli.Context, dir string, cfg loop.Config) error)
 // not doing what the user meant.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return usageErrorf("%s: unexpected argument %q", c.Command.Name, c.Args().First())
+		// HelpName is "ralph task add" for a subcommand: name it whole.
+		name := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+		if name == "" {
+			name = c.Command.Name
+		}
+		return usageErrorf("%s: unexpected argument %q", name, c.Args().First())
 	}
 	return nil
 }

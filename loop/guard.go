@@ -128,6 +128,8 @@ func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, err
 			changes = append(changes, "changed the status of "+was.ID)
 		case was.ID == storyID && !slices.Equal(now.Checks, was.Checks):
 			changes = append(changes, "changed the checks of "+was.ID)
+		case was.ID == storyID && !slices.Equal(now.Answers, was.Answers):
+			changes = append(changes, "changed the answers of "+was.ID)
 		case now.Passes && !was.Passes:
 			changes = append(changes, "marked "+was.ID+" as passing")
 		}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ralph-harness/ralph/prd"
 )
@@ -69,11 +70,26 @@ type NewStory struct {
 // AddStory appends a story to prd.json and returns it as written. Its id
 // must be new and the stories it depends on must exist.
 func AddStory(dir string, n NewStory) (StoryDetail, error) {
+	var errs []error
+	if why := validID(n.ID); why != "" {
+		errs = append(errs, fmt.Errorf("id %q: %s", n.ID, why))
+	}
+	if strings.TrimSpace(n.Title) == "" {
+		errs = append(errs, errors.New("title: empty"))
+	}
+	for i, c := range n.Checks {
+		if strings.TrimSpace(c) == "" {
+			errs = append(errs, fmt.Errorf("checks[%d]: empty command", i))
+		}
+	}
+	if len(errs) > 0 {
+		return StoryDetail{}, &InputError{Err: errors.Join(errs...)}
+	}
 	var added StoryDetail
 	err := edit(dir, func(f *prd.File) error {
 		var errs []error
 		if i := slices.IndexFunc(f.Stories, func(s *prd.Story) bool { return s.ID == n.ID }); i >= 0 {
-			errs = append(errs, fmt.Errorf("id %q: %s already has a story with this id (userStories[%d])", n.ID, PRDFile, i))
+			errs = append(errs, fmt.Errorf("%s already has a story %q (userStories[%d])", PRDFile, n.ID, i))
 		}
 		for _, id := range n.DependsOn {
 			switch {
@@ -173,13 +189,13 @@ func BlockStory(dir, id, question string) (replaced string, err error) {
 	return replaced, err
 }
 
-// validID reports what is wrong with a story id given on the command line,
-// or "" when nothing is: ids are words, as the commands take them.
+// validID reports what is wrong with the id of a new story, or "" when
+// nothing is: ids are words, as the commands take them.
 func validID(id string) string {
 	switch {
 	case id == "":
 		return "empty"
-	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
 		return "contains a space or a control character"
 	}
 	return ""

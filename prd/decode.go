@@ -82,6 +82,9 @@ var storyKeys = []key[Story]{
 	{"failed",
 		func(d *decoder, s *Story, v []byte, off int, path string) { s.Failed = d.failed(v, off, path) },
 		func(s *Story) (any, bool) { return s.Failed, s.Failed != "" }},
+	{"answers",
+		func(d *decoder, s *Story, v []byte, off int, path string) { s.Answers = d.answers(v, off, path) },
+		func(s *Story) (any, bool) { return s.Answers, len(s.Answers) > 0 }},
 }
 
 func lookup[T any](keys []key[T], name string) *key[T] {
@@ -201,6 +204,7 @@ func (s *Story) clone() *Story {
 	c.AcceptanceCriteria = slices.Clone(s.AcceptanceCriteria)
 	c.Checks = slices.Clone(s.Checks)
 	c.DependsOn = slices.Clone(s.DependsOn)
+	c.Answers = slices.Clone(s.Answers)
 	c.fields, c.orig = nil, nil
 	return &c
 }
@@ -241,6 +245,38 @@ func (d *decoder) strings(v []byte, off int, path string) []string {
 		ss = append(ss, d.string(e.value, e.off, p))
 	}
 	return ss
+}
+
+// answers decodes the answers key: an array of {"question", "answer"}
+// objects. Other members of an answer are ignored.
+func (d *decoder) answers(v []byte, off int, path string) []Answer {
+	switch v[0] {
+	case 'n':
+		return nil
+	case '[':
+	default:
+		d.errorf(off, path, "want an array, got %s", kind(v))
+		return nil
+	}
+	as := []Answer{}
+	for i, e := range elements(d.data, off) {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if e.value[0] != '{' {
+			d.errorf(e.off, p, "want an object with a question and an answer, got %s", kind(e.value))
+			continue
+		}
+		var a Answer
+		for _, f := range fields(d.data, e.off) {
+			switch f.key {
+			case "question":
+				a.Question = d.string(f.value, f.off, p+".question")
+			case "answer":
+				a.Answer = d.string(f.value, f.off, p+".answer")
+			}
+		}
+		as = append(as, a)
+	}
+	return as
 }
 
 // int decodes an integer; ok is false when the value is absent.

@@ -78,6 +78,18 @@ func TestParseStory(t *testing.T) {
 			want:  Story{ID: "US-001", Title: "café ☕ \"q\" \\"},
 		},
 		{
+			name: "answers",
+			story: `{"id": "US-001", "title": "T", "answers": [
+				{"question": "Which db?", "answer": "Postgres", "by": "zoë"}, {"answer": "only"}, {}]}`,
+			want: Story{ID: "US-001", Title: "T", Answers: []Answer{
+				{Question: "Which db?", Answer: "Postgres"}, {Answer: "only"}, {}}},
+		},
+		{
+			name:  "no answers",
+			story: `{"id": "US-001", "title": "T", "answers": []}`,
+			want:  Story{ID: "US-001", Title: "T", Answers: []Answer{}},
+		},
+		{
 			// Keys are matched exactly, unlike encoding/json, so this is an
 			// unknown field that is kept.
 			name:  "keys are case-sensitive",
@@ -181,6 +193,13 @@ prd.json:10:19: userStories[0].attempts: want an integer, got 1.5
 prd.json:11:17: userStories[0].failed: want a string or a boolean, got number
 prd.json:12:17: userStories[0].checks: want an array, got string
 prd.json:14:5: userStories[1]: want an object, got string`,
+		},
+		{
+			name: "answers of the wrong type",
+			data: `{"userStories":[{"id":"A","title":"t","answers":"x"},{"id":"B","title":"u","answers":[1,{"question":2,"answer":null}]}]}`,
+			want: `prd.json:1:49: userStories[0].answers: want an array, got string
+prd.json:1:87: userStories[1].answers[0]: want an object with a question and an answer, got number
+prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 		},
 		{
 			name: "integer with an exponent",

@@ -88,6 +88,9 @@ func same(a, b any) bool {
 	case []string:
 		b, ok := b.([]string)
 		return ok && slices.Equal(a, b)
+	case []Answer:
+		b, ok := b.([]Answer)
+		return ok && slices.Equal(a, b)
 	case json.RawMessage:
 		return false // always rewritten from its parts
 	}
@@ -103,6 +106,11 @@ func encode(v any) []byte {
 	case []string:
 		if v == nil {
 			v = []string{}
+		}
+		return encodeValue(v)
+	case []Answer:
+		if v == nil {
+			v = []Answer{}
 		}
 		return encodeValue(v)
 	}

@@ -265,6 +265,23 @@ func TestMarshalChanges(t *testing.T) {
 			},
 		},
 		{
+			name: "answered",
+			change: func(f *File) {
+				if err := f.Story("US-002").Answer("Stripe & <co>"); err != nil {
+					panic(err)
+				}
+			},
+			want: func(t testing.TB) string {
+				return replace(t, canonical, `"blocked": "Which payment provider?"`, `"blocked": "",
+      "answers": [
+        {
+          "question": "Which payment provider?",
+          "answer": "Stripe & <co>"
+        }
+      ]`)
+			},
+		},
+		{
 			name: "story added",
 			change: func(f *File) {
 				f.Stories = append(f.Stories, &Story{ID: "US-003", Title: "New", HasPriority: true,

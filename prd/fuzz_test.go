@@ -9,7 +9,8 @@ import (
 // Marshal turns into a file that parses to the same stories and marshals to
 // itself.
 func FuzzParse(f *testing.F) {
-	for _, seed := range []string{canonical, messy, typeErrors, typeErrorsFixed, `{"userStories":[]}`, "{"} {
+	for _, seed := range []string{canonical, messy, typeErrors, typeErrorsFixed, `{"userStories":[]}`, "{",
+		`{"userStories":[{"id":"A","title":"t","answers":[{"question":"q","answer":"a","by":1},{}]}]}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

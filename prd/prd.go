@@ -40,8 +40,19 @@ type Story struct {
 	Blocked  string // the open question for a human; "" when not blocked
 	Failed   string // why the story was given up; "" when not failed
 
+	// Answers are the questions a person answered, oldest first: written
+	// by ralph only (`ralph task answer`), and shown to the agent. They are
+	// not part of Status: an answer is kept however the status changes.
+	Answers []Answer
+
 	fields []field // members as parsed, in order
 	orig   *Story  // the story as parsed, to tell which fields changed
+}
+
+// Answer is a person's answer to a question a story was blocked on.
+type Answer struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
 }
 
 // Status is the part of a story that only ralph may change.

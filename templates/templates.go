@@ -42,6 +42,15 @@ type Story struct {
 	Description        string
 	AcceptanceCriteria []string
 	Notes              string
+	// Answers are a person's answers to the questions the agent asked
+	// about this story in earlier iterations, oldest first.
+	Answers []Answer
+}
+
+// Answer is a question an agent asked and a person's answer to it.
+type Answer struct {
+	Question string
+	Answer   string
 }
 
 // Check is one command ralph runs to judge the work.
@@ -93,6 +102,7 @@ func (t *Template) Sample() (string, error) {
 		Story: Story{
 			ID: "US-001", Title: "title", Description: "description",
 			AcceptanceCriteria: []string{"criterion"}, Notes: "notes",
+			Answers: []Answer{{Question: "question", Answer: "answer"}},
 		},
 		Iteration: 1, Attempt: 1, MaxAttempts: 1,
 		Checks:   []Check{{Name: "test", Run: "true", Required: true}},

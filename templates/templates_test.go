@@ -12,6 +12,7 @@ func full() Prompt {
 		Story: Story{
 			ID: "US-001", Title: "Add cart", Description: "As a shopper…",
 			AcceptanceCriteria: []string{"a", "b"}, Notes: "see db/",
+			Answers: []Answer{{Question: "Which db?", Answer: "Postgres"}},
 		},
 		Iteration: 4, Attempt: 2, MaxAttempts: 5,
 		Checks:   []Check{{Name: "test", Run: "go test ./...", Required: true}, {Name: "lint", Run: "golint"}},
@@ -32,6 +33,7 @@ func TestDefaultRendersEverything(t *testing.T) {
 		"US-001 — Add cart", "As a shopper…", "- a\n- b\n", "see db/", "attempt 2 of 5",
 		"--- FAIL: TestCart", "- test: `go test ./...`", "- lint: `golint` (informational)",
 		"use sqlc", "Do not commit", "<ralph>done</ralph>", "<ralph>blocked:",
+		"## Answers to your earlier questions\n\nQ: Which db?\nA: Postgres\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, out)
@@ -44,7 +46,7 @@ func TestDefaultMinimal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, absent := range []string{"What failed last time", "Acceptance criteria", "Do not commit", "Recent iterations"} {
+	for _, absent := range []string{"What failed last time", "Acceptance criteria", "Do not commit", "Recent iterations", "Answers"} {
 		if strings.Contains(out, absent) {
 			t.Errorf("minimal prompt has %q:\n%s", absent, out)
 		}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/loop"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// followInterval is how often `ralph log -f` looks for new entries.
+const followInterval = 200 * time.Millisecond
+
+// followLast is how many entries `ralph log -f` shows before the new ones
+// when -n is not given, as tail -f does with lines.
+const followLast = 10
+
+func logCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "log",
+		Usage: "print the ledger in progress.txt, one line per iteration; -f follows it",
+		Description: `Each ledger entry is shown on one line: iteration, time (UTC), story,
+outcome, then the attempt, the failing checks, the question or the agent's
+note, and the first line of its summary. --full prints the entries as
+progress.txt has them; --json prints one JSON object per entry (JSON Lines).
+
+-f keeps printing entries as the loop appends them, each once it is
+complete, until interrupted (Ctrl-C ends it with exit 0). It starts with the
+last 10 entries; -n 0 shows only new ones.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing entries as they are appended, until interrupted"},
+			&cli.IntFlag{Name: "n", Usage: "print only the last `N` entries", DefaultText: "all; with -f, 10"},
+			&cli.BoolFlag{Name: "full", Usage: "print whole entries, as progress.txt has them"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per entry, one per line, for scripts"},
+		},
+		OnUsageError: onUsageError,
+		Action: inDir(func(c *cli.Context, dir string) error {
+			if c.Bool("full") && c.Bool("json") {
+				return usageErrorf("log: --full and --json contradict each other")
+			}
+			n := -1 // all
+			if c.IsSet("n") {
+				if n = c.Int("n"); n < 0 {
+					return usageErrorf("log: -n %d: must not be negative", n)
+				}
+			} else if c.Bool("follow") {
+				n = followLast
+			}
+			path := filepath.Join(dir, progressFile)
+			entries, err := ledgerEntries(path, n)
+			if err != nil {
+				return err
+			}
+			print := entryPrinter(c.App.Writer, c.Bool("full"), c.Bool("json"))
+			for _, e := range entries {
+				if err := print(e); err != nil {
+					return err
+				}
+			}
+			if !c.Bool("follow") {
+				if len(entries) == 0 && n != 0 && !c.Bool("json") {
+					fmt.Fprintf(c.App.ErrWriter, "ralph: no iterations in %s yet\n", progressFile)
+				}
+				return nil
+			}
+			after := 0
+			if len(entries) > 0 {
+				after = entries[len(entries)-1].Iteration
+			} else if n == 0 {
+				last, err := progress.Tail(path, 1)
+				if err != nil {
+					return err
+				}
+				if len(last) > 0 {
+					after = last[0].Iteration
+				}
+			}
+			return follow(c, path, after, print)
+		}),
+	}
+}
+
+// ledgerEntries returns the last n complete entries of the ledger at path,
+// or all of them when n < 0.
+func ledgerEntries(path string, n int) ([]progress.Entry, error) {
+	if n >= 0 {
+		return progress.Tail(path, n)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	_, entries, _, err := progress.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", progressFile, err)
+	}
+	return entries, nil
+}
+
+// follow prints the entries appended to the ledger after iteration after,
+// until the command is interrupted: that is how it ends, so it is no error.
+func follow(c *cli.Context, path string, after int, print func(progress.Entry) error) error {
+	fl, err := progress.NewFollower(path, after)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(followInterval)
+	defer tick.Stop()
+	for {
+		if err := fl.Poll(print); err != nil {
+			return err
+		}
+		select {
+		case <-c.Context.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// entryPrinter returns what prints one entry in the chosen form.
+func entryPrinter(w io.Writer, full, asJSON bool) func(progress.Entry) error {
+	switch {
+	case asJSON:
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return func(e progress.Entry) error { return enc.Encode(loop.ReportEntry(e)) }
+	case full:
+		first := true
+		return func(e progress.Entry) error {
+			sep := "\n"
+			if first {
+				sep, first = "", false
+			}
+			_, err := fmt.Fprintf(w, "%s%s", sep, progress.Format(e))
+			return err
+		}
+	}
+	return func(e progress.Entry) error {
+		_, err := fmt.Fprintln(w, entryLine(e))
+		return err
+	}
+}
+
+// maxLineSummary is how much of an entry's summary its one-line form shows.
+const maxLineSummary = 100
+
+// entryLine is the one-line form of a ledger entry: what happened, at a
+// glance; --full and progress.txt have the rest.
+func entryLine(e progress.Entry) string {
+	when := "-"
+	if !e.Time.IsZero() {
+		when = e.Time.UTC().Format("2006-01-02 15:04:05")
+	}
+	var parts []string
+	if e.Attempt > 0 {
+		parts = append(parts, fmt.Sprintf("attempt %d", e.Attempt))
+	}
+	if e.Claim == "done" && e.Outcome != loop.Done {
+		parts = append(parts, "claimed done")
+	}
+	var failed []string
+	for _, c := range e.Checks {
+		if !c.Passed && !c.Skipped && !c.Optional {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) > 0 {
+		parts = append(parts, plural.Of(len(failed), "check ", "checks ")+strings.Join(failed, ", ")+" failed")
+	}
+	if len(e.Tampered) > 0 {
+		parts = append(parts, "tampering undone")
+	}
+	if e.AgentNote != "" {
+		parts = append(parts, firstLine(e.AgentNote, maxLineSummary))
+	}
+	if e.Question != "" {
+		parts = append(parts, "asks: "+firstLine(e.Question, maxLineSummary))
+	}
+	if e.Summary != "" {
+		parts = append(parts, firstLine(e.Summary, maxLineSummary))
+	}
+	return strings.TrimRight(fmt.Sprintf("%3d  %s  %-6s  %-11s  %s", e.Iteration, when, e.StoryID, e.Outcome, strings.Join(parts, " · ")), " ")
+}
+
+// firstLine returns the first line of s, cut to at most n characters.
+func firstLine(s string, n int) string {
+	s, _, cut := strings.Cut(s, "\n")
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n-1])
+		cut = true
+	}
+	if cut {
+		s = strings.TrimRight(s, " ") + "…"
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package loop
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const taskPRD = `{
+  "userStories": [
+    {"id": "A", "title": "a", "passes": true, "attempts": 1},
+    {"id": "B", "title": "b", "passes": false, "blocked": "Which DB?"},
+    {"id": "C", "title": "c", "passes": false, "attempts": 5, "failed": "no attempts left"},
+    {"id": "D", "title": "d", "passes": false}
+  ]
+}
+`
+
+func taskDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, PRDFile), []byte(taskPRD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTaskBadInput checks that every refused edit is an *InputError that
+// names the problem and leaves prd.json as it was.
+func TestTaskBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(dir string) error
+		want string
+	}{
+		{"add: taken id", func(dir string) error {
+			_, err := AddStory(dir, NewStory{ID: "B", Title: "t"})
+			return err
+		}, `prd.json already has a story "B" (userStories[1])`},
+		{"add: unknown dependency", func(dir string) error {
+			_, err := AddStory(dir, NewStory{ID: "E", Title: "t", DependsOn: []string{"A", "Z"}})
+			return err
+		}, `dependsOn "Z": prd.json has no such story`},
+		{"add: self dependency", func(dir string) error {
+			_, err := AddStory(dir, NewStory{ID: "E", Title: "t", DependsOn: []string{"E"}})
+			return err
+		}, `dependsOn "E": a story cannot depend on itself`},
+		{"add: bad id, empty title and check", func(dir string) error {
+			_, err := AddStory(dir, NewStory{ID: "E F", Title: " ", Checks: []string{""}})
+			return err
+		}, "id \"E F\": contains a space or a control character\ntitle: empty\nchecks[0]: empty command"},
+		{"answer: not blocked", func(dir string) error {
+			_, _, err := AnswerStory(dir, "D", "x")
+			return err
+		}, "D is todo, not blocked: there is no question to answer"},
+		{"answer: unknown story", func(dir string) error {
+			_, _, err := AnswerStory(dir, "Z", "x")
+			return err
+		}, `prd.json has no story "Z"`},
+		{"reset: unknown story", func(dir string) error {
+			_, _, err := ResetStory(dir, "Z")
+			return err
+		}, `prd.json has no story "Z"`},
+		{"block: done", func(dir string) error {
+			_, err := BlockStory(dir, "A", "q")
+			return err
+		}, "A is done: run `ralph task reset A` first to work on it again"},
+		{"block: failed", func(dir string) error {
+			_, err := BlockStory(dir, "C", "q")
+			return err
+		}, "C is failed: run `ralph task reset C` first to work on it again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := taskDir(t)
+			err := tt.edit(dir)
+			var input *InputError
+			if !errors.As(err, &input) {
+				t.Fatalf("got error %v (%T), want an *InputError", err, err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("got  %q\nwant %q", err, tt.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(dir, PRDFile)); string(data) != taskPRD {
+				t.Errorf("prd.json changed to:\n%s", data)
+			}
+		})
+	}
+}
+
+func TestTaskEdits(t *testing.T) {
+	dir := taskDir(t)
+	s, question, err := AnswerStory(dir, "B", "Postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if question != "Which DB?" || s.State != "todo" || len(s.Answers) != 1 || s.Answers[0].Answer != "Postgres" {
+		t.Errorf("AnswerStory: question %q, story %+v", question, s)
+	}
+	before, after, err := ResetStory(dir, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.State != "failed" || after.State != "todo" || after.Attempts != 0 || after.Failed != "" {
+		t.Errorf("ResetStory: before %+v, after %+v", before, after)
+	}
+	replaced, err := BlockStory(dir, "D", "Serif?")
+	if err != nil || replaced != "" {
+		t.Errorf("BlockStory = %q, %v", replaced, err)
+	}
+	added, err := AddStory(dir, NewStory{ID: "E", Title: "e", DependsOn: []string{"D"}, HasPriority: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added.State != "waiting" || added.Priority == nil || *added.Priority != 0 {
+		t.Errorf("AddStory: %+v", added)
+	}
+	l, err := Tasks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, s := range l.Stories {
+		states = append(states, s.ID+"="+s.State)
+	}
+	if got, want := strings.Join(states, " "), "A=done B=todo C=todo D=blocked E=waiting"; got != want {
+		t.Errorf("states after the edits: %s, want %s", got, want)
+	}
+	r, err := Next(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Story == nil || r.Story.ID != "B" || len(r.Blocked) != 1 || r.Blocked[0].ID != "D" {
+		t.Errorf("Next: %+v", r)
+	}
+}

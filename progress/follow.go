@@ -1,0 +1,157 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// followWindow is how far before the end of the file a Follower starts
+// reading: far enough back to hold an entry that is being appended as it
+// starts.
+const followWindow = 256 << 10
+
+// Follower reads the entries appended to a ledger as they are completed,
+// for `ralph log -f`. Each Poll reads only what was appended since the last
+// one, and passes on each complete entry once: a last entry without its end
+// marker (torn, or still being written) is passed on when its end arrives,
+// or never.
+//
+// Entries are told apart by their iteration numbers, which only grow: a
+// Follower passes on only entries numbered above the last it passed on.
+// When the file is replaced or truncated (an editor saving the head), it
+// reads it again from the start, skipping what it passed on already; if
+// the entry it passed on last is gone, the ledger was rewritten, and it
+// carries on after the newest entry the file holds.
+type Follower struct {
+	path string
+	last int         // the number of the last entry passed on
+	off  int64       // where the next read starts
+	skip bool        // off may be inside a line: skip to the next
+	file fs.FileInfo // the file read last, to notice it being replaced
+}
+
+// NewFollower returns a Follower of the ledger at path that passes on the
+// entries numbered above after. A missing file is waited for.
+func NewFollower(path string, after int) (*Follower, error) {
+	fl := &Follower{path: path, last: after}
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fl, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	fl.file = st
+	if st.Size() > followWindow {
+		fl.off, fl.skip = st.Size()-followWindow, true
+	}
+	return fl, nil
+}
+
+// Poll reads what was appended to the file since the last call and calls
+// fn for each entry completed meanwhile, oldest first, stopping at fn's
+// first error.
+func (fl *Follower) Poll(fn func(Entry) error) error {
+	f, err := os.Open(fl.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fl.off, fl.skip, fl.file = 0, false, nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fl.path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fl.path, err)
+	}
+	reread := (fl.file != nil && !os.SameFile(fl.file, st)) || st.Size() < fl.off
+	if reread {
+		fl.off, fl.skip = 0, false
+	}
+	fl.file = st
+	if st.Size() == fl.off {
+		return nil
+	}
+	start := fl.off
+	if fl.skip {
+		start-- // to see whether off starts a line
+	}
+	buf := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil {
+		return fmt.Errorf("read %s: %w", fl.path, err)
+	}
+	skipped := 0
+	if fl.skip {
+		nl := bytes.IndexByte(buf, '\n')
+		if nl < 0 {
+			fl.off = st.Size()
+			return nil
+		}
+		skipped = nl + 1
+		fl.skip = false
+	}
+	entries, used := scanEntries(buf[skipped:])
+	fl.off = start + int64(skipped+used)
+	if reread && fl.last > 0 && len(entries) > 0 && !containsIteration(entries, fl.last) {
+		fl.last = entries[len(entries)-1].Iteration
+	}
+	for _, e := range entries {
+		if e.Iteration <= fl.last {
+			continue
+		}
+		fl.last = e.Iteration
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func containsIteration(entries []Entry, n int) bool {
+	for _, e := range entries {
+		if e.Iteration == n {
+			return true
+		}
+	}
+	return false
+}
+
+// scanEntries returns the complete entries in buf, which starts at the
+// beginning of a line, and how many bytes of it are settled: everything
+// before an unfinished last entry, or before an unfinished last line.
+func scanEntries(buf []byte) (entries []Entry, used int) {
+	var cur *entryParser
+	curStart := 0
+	for pos := 0; ; {
+		nl := bytes.IndexByte(buf[pos:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := trimEOL(string(buf[pos : pos+nl]))
+		lineStart := pos
+		pos += nl + 1
+		if p, ok := startEntry(line); ok {
+			cur, curStart = p, lineStart
+			continue
+		}
+		if cur == nil {
+			used = pos
+			continue
+		}
+		cur.line(line)
+		if cur.closed {
+			if e, ok := cur.entry(); ok {
+				entries = append(entries, e)
+			}
+			cur, used = nil, pos
+		}
+	}
+	if cur != nil {
+		used = curStart
+	}
+	return entries, used
+}

@@ -27,14 +27,20 @@ var presets = map[string]Preset{
 		Format:    CodexJSON,
 	},
 	"gemini": {
-		Argv:      []string{"gemini", "--yolo", "-o", "stream-json", "-p"},
+		// The prompt is gemini's positional query, not -p's value, so that
+		// agent.args can come between; gemini runs headless all the same,
+		// its stdout being no terminal. In a folder not trusted yet, gemini
+		// turns --yolo back into asking: --skip-trust trusts it for the run.
+		Argv:      []string{"gemini", "--yolo", "--skip-trust", "-o", "stream-json"},
 		PromptArg: true,
 		Format:    GeminiStreamJSON,
 	},
 	"opencode": {
-		Argv:      []string{"opencode", "run", "--format", "json"},
-		PromptArg: true,
-		Format:    OpenCodeJSON,
+		// --auto approves every permission that is not explicitly denied
+		// (without it, run rejects them). The prompt goes on stdin: opencode
+		// quotes an argument that holds spaces before the model sees it.
+		Argv:   []string{"opencode", "run", "--format", "json", "--auto"},
+		Format: OpenCodeJSON,
 	},
 }
 

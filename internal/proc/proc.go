@@ -18,7 +18,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -90,6 +93,15 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	cmd := exec.CommandContext(stopCtx, name, c.Argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
+	if c.Dir != "" && c.Env != nil {
+		// Programs that trust $PWD over their working directory (opencode
+		// does) must not see ralph's own.
+		if abs, err := filepath.Abs(c.Dir); err == nil {
+			cmd.Env = append(slices.DeleteFunc(slices.Clone(c.Env), func(kv string) bool {
+				return strings.HasPrefix(kv, "PWD=")
+			}), "PWD="+abs)
+		}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A deliberate stop interrupts the whole group; if the leader is still
 	// there after the grace period, os/exec kills it (WaitDelay), and the

@@ -398,3 +398,23 @@ func TestSameWriter(t *testing.T) {
 type sliceWriter []byte
 
 func (sliceWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// A child sees its own directory as $PWD, not ralph's: some programs trust
+// $PWD over their working directory.
+func TestPWD(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	p, err := Start(context.Background(), Config{
+		Argv:   []string{"printenv", "PWD"},
+		Dir:    dir,
+		Env:    []string{"PWD=/somewhere/else", "PATH=" + os.Getenv("PATH")},
+		Stdout: &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if strings.TrimSpace(out.String()) != dir {
+		t.Errorf("$PWD = %q, want %q", out.String(), dir)
+	}
+}

@@ -1,0 +1,241 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// chat is the OpenAI Chat Completions API (POST /v1/chat/completions), as
+// opencode speaks it through the AI SDK's OpenAI-compatible provider: a
+// request holds the whole conversation in messages, tool results as
+// messages of role "tool"; a streamed answer is a series of
+// chat.completion.chunk objects as server-sent data lines, ended by
+// `data: [DONE]`.
+type chat struct{}
+
+func init() {
+	dialects["POST /v1/chat/completions"] = func() dialect { return chat{} }
+}
+
+type chatRequest struct {
+	Model    string        `json:"model"`
+	Stream   bool          `json:"stream"`
+	Messages []chatMessage `json:"messages"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (chat) parse(_ *http.Request, body []byte) (Request, error) {
+	var cr chatRequest
+	if err := json.Unmarshal(body, &cr); err != nil {
+		return Request{}, fmt.Errorf("chat completions request: %w", err)
+	}
+	if len(cr.Messages) == 0 {
+		return Request{}, errors.New("chat completions request: no messages")
+	}
+	req := Request{Stream: cr.Stream, Model: cr.Model}
+	first := true
+	for _, m := range cr.Messages {
+		switch m.Role {
+		case "user":
+			if first {
+				req.FirstUser = chatText(m.Content)
+				first = false
+			}
+		case "tool":
+			req.ToolResults++
+		}
+	}
+	return req, nil
+}
+
+// chatText returns the text of a message's content: a string, or an array
+// of parts of which the text ones count.
+func chatText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// chatUsage is the usage object of an answer.
+func chatUsage() map[string]any {
+	return map[string]any{
+		"prompt_tokens":     Usage.Input,
+		"completion_tokens": Usage.Output,
+		"total_tokens":      Usage.Input + Usage.Output,
+	}
+}
+
+// chatToolCall is a step's tool call in the API's shape, with its
+// arguments as one JSON string.
+func chatToolCall(req Request, t *ToolCall) (id, args string) {
+	b, err := json.Marshal(t.Input)
+	if err != nil {
+		panic(err)
+	}
+	if t.Input == nil {
+		b = []byte("{}")
+	}
+	return fmt.Sprintf("call_fake_%d", req.ToolResults), string(b)
+}
+
+func (chat) answer(w http.ResponseWriter, req Request, s Step) {
+	id := fmt.Sprintf("chatcmpl-fake-%d", req.ToolResults)
+	model := req.Model
+	if model == "" {
+		model = "fake-model"
+	}
+	created := time.Now().Unix()
+	finish := "stop"
+	if s.Tool != nil {
+		finish = "tool_calls"
+	}
+
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": nil}
+		if s.Text != "" || s.Tool == nil {
+			msg["content"] = s.Text
+		}
+		if s.Tool != nil {
+			callID, args := chatToolCall(req, s.Tool)
+			msg["tool_calls"] = []any{map[string]any{
+				"id":       callID,
+				"type":     "function",
+				"function": map[string]any{"name": s.Tool.Name, "arguments": args},
+			}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id":      id,
+			"object":  "chat.completion",
+			"created": created,
+			"model":   model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   chatUsage(),
+		})
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	chunk := func(choices []any, usage map[string]any) {
+		c := map[string]any{
+			"id":      id,
+			"object":  "chat.completion.chunk",
+			"created": created,
+			"model":   model,
+			"choices": choices,
+		}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		sse(w, "", c)
+	}
+	delta := func(d map[string]any) {
+		chunk([]any{map[string]any{"index": 0, "delta": d, "finish_reason": nil}}, nil)
+	}
+
+	delta(map[string]any{"role": "assistant", "content": ""})
+	for _, piece := range splitText(s.Text, 3) {
+		delta(map[string]any{"content": piece})
+	}
+	if s.Tool != nil {
+		callID, args := chatToolCall(req, s.Tool)
+		// The id, type and name come first with no arguments; the
+		// arguments follow in fragments, as the API streams them.
+		delta(map[string]any{"tool_calls": []any{map[string]any{
+			"index":    0,
+			"id":       callID,
+			"type":     "function",
+			"function": map[string]any{"name": s.Tool.Name, "arguments": ""},
+		}}})
+		for _, piece := range splitText(args, 2) {
+			delta(map[string]any{"tool_calls": []any{map[string]any{
+				"index":    0,
+				"function": map[string]any{"arguments": piece},
+			}}})
+		}
+	}
+	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
+	// The usage chunk, with no choices, as the API sends it when the
+	// request sets stream_options.include_usage (opencode always does).
+	chunk([]any{}, chatUsage())
+	w.Write([]byte("data: [DONE]\n\n"))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// splitText cuts s into at most n pieces of about equal length, on rune
+// boundaries; "" gives none.
+func splitText(s string, n int) []string {
+	var pieces []string
+	for n > 1 && len(s) > 0 {
+		cut := len(s) / n
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		if cut > 0 && cut < len(s) {
+			pieces = append(pieces, s[:cut])
+			s = s[cut:]
+		}
+		n--
+	}
+	if len(s) > 0 {
+		pieces = append(pieces, s)
+	}
+	return pieces
+}
+
+// fail writes an error in the API's shape:
+// {"error":{"message","type","param","code"}}.
+func (chat) fail(w http.ResponseWriter, f Fault) {
+	msg, typ, code := http.StatusText(f.Status), "api_error", ""
+	switch {
+	case f.Status == http.StatusTooManyRequests:
+		msg = "Rate limit reached for requests. Please try again later."
+		if ra := f.Headers["retry-after"]; ra != "" {
+			msg = fmt.Sprintf("Rate limit reached for requests. Please try again in %ss.", ra)
+		}
+		typ, code = "rate_limit_exceeded", "rate_limit_exceeded"
+	case f.Status == http.StatusUnauthorized:
+		msg = "Incorrect API key provided."
+		typ, code = "invalid_request_error", "invalid_api_key"
+	case f.Status == http.StatusServiceUnavailable:
+		msg = "The server is overloaded or not ready yet."
+		typ = "server_error"
+	case f.Status >= 500:
+		msg = "The server had an error while processing your request. Sorry about that!"
+		typ = "server_error"
+	}
+	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
+	if code != "" {
+		e["code"] = code
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(f.Status)
+	json.NewEncoder(w).Encode(map[string]any{"error": e})
+}

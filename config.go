@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/agent/api"
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/loop"
 )
@@ -225,7 +229,20 @@ type agentTable struct {
 	loop.AgentConfig
 	command []string
 	args    []string
+	api     apiKeys
 	set     map[string]bool
+}
+
+// apiKeys are the [agent] keys of the built-in API agent.
+type apiKeys struct {
+	name            string // agent.api
+	model           string
+	baseURL         string
+	keyEnv          string
+	maxTurns        int64
+	maxOutputTokens int64
+	priceInput      float64
+	priceOutput     float64
 }
 
 func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
@@ -261,9 +278,118 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 		d.table(v, key, func(name string, val any) {
 			a.Env = append(a.Env, name+"="+d.str(val, key+"."+name))
 		})
+	case "api":
+		a.api.name = d.str(v, key)
+		if _, ok := v.(string); ok && a.api.name != api.Anthropic && a.api.name != api.OpenAI {
+			d.errorf(key, "%q: unknown API (known: %s, %s)", a.api.name, api.Anthropic, api.OpenAI)
+		}
+	case "model":
+		a.api.model = d.str(v, key)
+		if _, ok := v.(string); ok && strings.TrimSpace(a.api.model) == "" {
+			d.errorf(key, "empty: want the model's name")
+		}
+	case "base_url":
+		a.api.baseURL = d.str(v, key)
+	case "api_key_env":
+		a.api.keyEnv = d.str(v, key)
+	case "max_turns", "max_output_tokens":
+		n := d.count(v, key)
+		if n == 0 {
+			if _, ok := v.(int64); ok {
+				d.errorf(key, "0: must be at least 1")
+			}
+		}
+		if k == "max_turns" {
+			a.api.maxTurns = n
+		} else {
+			a.api.maxOutputTokens = n
+		}
+	case "price_input_per_mtok":
+		a.api.priceInput = d.number(v, key)
+	case "price_output_per_mtok":
+		a.api.priceOutput = d.number(v, key)
 	default:
 		d.unknown(key)
 	}
+}
+
+// apiOnlyKeys are the [agent] keys that mean something only with agent.api.
+var apiOnlyKeys = []string{"model", "base_url", "api_key_env", "max_turns", "max_output_tokens", "price_input_per_mtok", "price_output_per_mtok"}
+
+// envNameRE is what a variable name may look like.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// apiAgent resolves agent.api into the command that runs the built-in API
+// agent: ralph itself, as `ralph api-agent` with the settings as flags. The
+// key stays in the environment: only its variable's name is passed.
+func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
+	k := a.api
+	if k.name != api.Anthropic && k.name != api.OpenAI {
+		return // already reported
+	}
+	for _, other := range []string{"preset", "command", "args"} {
+		if a.set[other] {
+			d.errorf("agent."+other, "cannot be used with agent.api: the API agent is built into ralph (remove one of the two)")
+		}
+	}
+	if a.set["prompt"] && a.PromptArg {
+		d.errorf("agent.prompt", "\"arg\" cannot be used with agent.api: the API agent reads its prompt on stdin")
+	}
+	if !a.set["model"] {
+		d.errorf("agent.model", "missing: agent.api needs the model's name, e.g. model = %q", exampleModel(k.name))
+	}
+	if a.set["base_url"] {
+		u, err := url.Parse(k.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			d.errorf("agent.base_url", "%q: want an http or https URL such as %q", k.baseURL, api.DefaultBaseURL(k.name))
+		}
+	}
+	keyEnv := api.DefaultKeyEnv(k.name)
+	if a.set["api_key_env"] {
+		keyEnv = k.keyEnv
+		if !envNameRE.MatchString(keyEnv) {
+			d.errorf("agent.api_key_env", "%q: want the name of an environment variable, such as %q (the key itself stays out of this file)", keyEnv, api.DefaultKeyEnv(k.name))
+		}
+	}
+	maxTurns, maxTokens := int64(api.DefaultMaxTurns), int64(api.DefaultMaxOutputTokens)
+	if k.maxTurns > 0 {
+		maxTurns = k.maxTurns
+	}
+	if k.maxOutputTokens > 0 {
+		maxTokens = k.maxOutputTokens
+	}
+	self, err := selfPath()
+	if err != nil {
+		d.errorf("agent.api", "cannot find ralph's own program, which runs the API agent: %v", err)
+		return
+	}
+	argv := []string{self, "api-agent",
+		"--api", k.name,
+		"--model", k.model,
+		"--api-key-env", keyEnv,
+		"--max-turns", strconv.FormatInt(maxTurns, 10),
+		"--max-output-tokens", strconv.FormatInt(maxTokens, 10),
+	}
+	if a.set["base_url"] {
+		argv = append(argv, "--base-url", k.baseURL)
+	}
+	if a.set["price_input_per_mtok"] {
+		argv = append(argv, "--price-input-per-mtok", strconv.FormatFloat(k.priceInput, 'g', -1, 64))
+	}
+	if a.set["price_output_per_mtok"] {
+		argv = append(argv, "--price-output-per-mtok", strconv.FormatFloat(k.priceOutput, 'g', -1, 64))
+	}
+	cfg.Argv = argv
+	cfg.Format = agent.ClaudeStreamJSON
+	cfg.PromptArg = false
+}
+
+// exampleModel names a model of the API for messages.
+func exampleModel(name string) string {
+	if name == api.Anthropic {
+		return "claude-sonnet-4-5"
+	}
+	return "gpt-4.1"
 }
 
 // agent resolves the preset and the command into one argv and applies the
@@ -281,6 +407,15 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 	}
 	if !a.set["max_retries"] {
 		cfg.MaxRetries = loop.DefaultMaxRetries
+	}
+	if a.set["api"] {
+		d.apiAgent(a, &cfg)
+		return cfg
+	}
+	for _, k := range apiOnlyKeys {
+		if a.set[k] {
+			d.errorf("agent."+k, "only for the built-in API agent: set agent.api (\"anthropic\" or \"openai\") too, or remove it")
+		}
 	}
 	switch {
 	case a.set["command"] && a.command == nil:
@@ -300,6 +435,7 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 		}
 		cfg.Argv = slices.Concat(program, p.Argv[1:], a.args)
 		cfg.Format = p.Format
+		cfg.PromptFlag = p.PromptFlag
 		if !a.set["prompt"] {
 			cfg.PromptArg = p.PromptArg
 		}

@@ -86,6 +86,7 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 			validateCommand(),
 			demoCommand(e),
 			demoAgentCommand(),
+			apiAgentCommand(),
 		},
 		HideHelpCommand: true,
 		// A repeated flag is one value each: criteria and checks hold commas.

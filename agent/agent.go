@@ -82,6 +82,7 @@ type Options struct {
 	Env         []string         // the complete environment of the child (see Environ)
 	Prompt      string           // the prompt
 	PromptArg   bool             // true: prompt as the last argument and stdin is /dev/null; false: prompt on stdin, then stdin closed
+	PromptFlag  string           // with PromptArg: a flag put just before the prompt (copilot's -p)
 	Timeout     time.Duration    // hard limit (0: none)
 	IdleTimeout time.Duration    // no output (stdout or stderr) for this long: stopped (0: none)
 	Grace       time.Duration    // SIGINT → SIGKILL delay (0: 5s)
@@ -160,7 +161,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		argv = append(argv[:len(argv):len(argv)], o.Prompt)
+		argv = argv[:len(argv):len(argv)]
+		if o.PromptFlag != "" {
+			argv = append(argv, o.PromptFlag)
+		}
+		argv = append(argv, o.Prompt)
 	} else {
 		stdin = strings.NewReader(o.Prompt)
 	}

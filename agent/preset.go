@@ -9,7 +9,10 @@ type Preset struct {
 	// prompt follows those when PromptArg is set.
 	Argv      []string
 	PromptArg bool
-	Format    Format
+	// PromptFlag goes just before the prompt, after agent.args, for CLIs
+	// whose prompt is a flag's value.
+	PromptFlag string
+	Format     Format
 }
 
 // presets are the agent CLIs ralph knows. Each one's flags make it run

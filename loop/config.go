@@ -29,6 +29,7 @@ type AgentConfig struct {
 	Preset      string // for messages; empty for a plain command
 	Argv        []string
 	PromptArg   bool
+	PromptFlag  string // with PromptArg: the flag that goes before the prompt
 	Format      agent.Format
 	Timeout     time.Duration
 	IdleTimeout time.Duration

@@ -471,6 +471,7 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		Env:         agent.Environ(o.environ(), extra...),
 		Prompt:      prompt,
 		PromptArg:   a.PromptArg,
+		PromptFlag:  a.PromptFlag,
 		Timeout:     a.Timeout,
 		IdleTimeout: a.IdleTimeout,
 		Grace:       o.Grace,

@@ -1,0 +1,418 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/fakemodel"
+)
+
+// apis are the two APIs, each with the base URL that points it at a fake
+// model server.
+var apis = []struct {
+	name string
+	base func(url string) string
+}{
+	{Anthropic, func(url string) string { return url }},
+	{OpenAI, func(url string) string { return url + "/v1" }},
+}
+
+func startFake(t testing.TB, convs ...fakemodel.Conversation) *fakemodel.Server {
+	t.Helper()
+	s, err := fakemodel.Start(convs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("fake model server log:\n%s", strings.Join(s.Log(), "\n"))
+		}
+	})
+	return s
+}
+
+// outcome is what a run printed and returned.
+type outcome struct {
+	code   int
+	events []map[string]any
+	raw    string
+	waits  []time.Duration
+}
+
+// result returns the run's result event.
+func (o outcome) result(t testing.TB) map[string]any {
+	t.Helper()
+	for i := len(o.events) - 1; i >= 0; i-- {
+		if o.events[i]["type"] == "result" {
+			return o.events[i]
+		}
+	}
+	t.Fatalf("no result event in:\n%s", o.raw)
+	return nil
+}
+
+// count counts the events of a type (and subtype, when given).
+func (o outcome) count(typ, subtype string) int {
+	n := 0
+	for _, ev := range o.events {
+		if ev["type"] == typ && (subtype == "" || ev["subtype"] == subtype) {
+			n++
+		}
+	}
+	return n
+}
+
+// runAgent runs the agent in a fresh directory with o's settings; waits
+// are recorded instead of slept.
+func runAgent(t testing.TB, o Options) outcome {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if o.Key == "" {
+		o.Key = "sk-fake-key"
+	}
+	if o.Model == "" {
+		o.Model = "fake-model"
+	}
+	var out bytes.Buffer
+	var mu sync.Mutex
+	var res outcome
+	o.Out = &out
+	o.Retries = 3
+	o.Sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		res.waits = append(res.waits, d)
+		return nil
+	}
+	code, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	res.code = code
+	res.raw = out.String()
+	for _, line := range strings.Split(strings.TrimSpace(res.raw), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", line)
+		}
+		res.events = append(res.events, ev)
+	}
+	return res
+}
+
+func usageOf(t testing.TB, ev map[string]any) (in, out float64) {
+	t.Helper()
+	u, ok := ev["usage"].(map[string]any)
+	if !ok {
+		t.Fatalf("no usage in %v", ev)
+	}
+	return u["input_tokens"].(float64) + u["cache_read_input_tokens"].(float64) + u["cache_creation_input_tokens"].(float64), u["output_tokens"].(float64)
+}
+
+// TestConversation: the model writes a file through a tool call whose
+// arguments arrive in pieces, runs a command, and finishes; the text is
+// shown, the tool calls and results are in the stream, and the usage is
+// summed over the turns.
+func TestConversation(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match: "task-write",
+				Steps: []fakemodel.Step{
+					{Text: "I'll write the file.", Tool: &fakemodel.ToolCall{Name: "write_file", Input: map[string]any{"path": "src/hello.txt", "content": "hello\n"}}},
+					{Tool: fakemodel.Shell("shell", "cat src/hello.txt; echo $RALPH_SECRET_KEY_TEST")},
+					{Text: "Wrote it.\nLearning: the tools work\n<ralph>done</ralph>"},
+				},
+			})
+			t.Setenv("RALPH_SECRET_KEY_TEST", "sk-do-not-show")
+			dir := t.TempDir()
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(s.URL), Dir: dir, Prompt: "do task-write",
+				KeyEnv: "RALPH_SECRET_KEY_TEST", PriceInput: 3, PriceOutput: 15})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "src", "hello.txt")); err != nil || string(b) != "hello\n" {
+				t.Errorf("src/hello.txt = %q, %v", b, err)
+			}
+			r := o.result(t)
+			if r["subtype"] != "success" || r["is_error"] != false || r["num_turns"] != 3.0 {
+				t.Errorf("result = %v", r)
+			}
+			if got, want := r["result"], "Wrote it.\nLearning: the tools work\n<ralph>done</ralph>"; got != want {
+				t.Errorf("result text = %q, want %q", got, want)
+			}
+			in, out := usageOf(t, r)
+			if in != 300 || out != 60 {
+				t.Errorf("usage = %v in, %v out; want 300, 60", in, out)
+			}
+			if cost, _ := r["total_cost_usd"].(float64); fmt.Sprintf("%.6f", cost) != "0.001800" {
+				t.Errorf("total_cost_usd = %v, want 300*3/1e6 + 60*15/1e6 = 0.0018", r["total_cost_usd"])
+			}
+			for _, want := range []string{
+				`"subtype":"init"`,
+				`{"text":"I'll write the file.","type":"text"}`,
+				`"name":"write_file","type":"tool_use"`,
+				`"input":{"content":"hello\n","path":"src/hello.txt"}`,
+				`"type":"tool_result"`,
+				`hello\n\n[exit status 0]`,
+			} {
+				if !strings.Contains(o.raw, want) {
+					t.Errorf("stream lacks %s:\n%s", want, o.raw)
+				}
+			}
+			if strings.Contains(o.raw, "sk-do-not-show") {
+				t.Errorf("the key reached the shell:\n%s", o.raw)
+			}
+		})
+	}
+}
+
+// TestRetries: a 429 whose retry-after is short, and a 500, are waited out
+// within the run, which then succeeds; the waits are shown as api_retry
+// events.
+func TestRetries(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match: "task-retry",
+				Steps: []fakemodel.Step{
+					{Tool: fakemodel.Shell("shell", "true")},
+					{Text: "Done.\n<ralph>done</ralph>"},
+				},
+				Faults: map[int][]fakemodel.Fault{
+					0: {{Status: 429, Headers: map[string]string{"retry-after": "7"}}},
+					1: {{Status: 500}, {Status: 503}},
+				},
+			})
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(s.URL), Prompt: "task-retry"})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if len(o.waits) != 3 || o.waits[0] != 7*time.Second || o.waits[1] != time.Second || o.waits[2] != 2*time.Second {
+				t.Errorf("waits = %v, want [7s 1s 2s]", o.waits)
+			}
+			if n := o.count("system", "api_retry"); n != 3 {
+				t.Errorf("%d api_retry events, want 3:\n%s", n, o.raw)
+			}
+			if !strings.Contains(o.raw, `"error_status":429`) || !strings.Contains(o.raw, `"error_status":500`) {
+				t.Errorf("the retries do not name their statuses:\n%s", o.raw)
+			}
+			if r := o.result(t); r["result"] != "Done.\n<ralph>done</ralph>" {
+				t.Errorf("result = %v", r)
+			}
+		})
+	}
+}
+
+// TestRateLimitLater: a rate limit that lifts later than the run would
+// wait ends the run with an error result that says when it lifts, which
+// ralph reads as a rate limit with that reset time.
+func TestRateLimitLater(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match:  "task-limit",
+				Steps:  []fakemodel.Step{{Text: "never"}},
+				Faults: map[int][]fakemodel.Fault{0: {{Status: 429, Headers: map[string]string{"retry-after": "3600"}}}},
+			})
+			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(s.URL), Prompt: "task-limit", Now: func() time.Time { return now }})
+			if o.code != 1 {
+				t.Fatalf("exit %d, want 1:\n%s", o.code, o.raw)
+			}
+			r := o.result(t)
+			if r["is_error"] != true || r["api_error_status"] != 429.0 || r["api_error_type"] != "rate_limit_error" {
+				t.Errorf("result = %v", r)
+			}
+			text, _ := r["result"].(string)
+			if !strings.Contains(text, "resets at 2026-01-02T04:04:05Z") {
+				t.Errorf("result %q does not say when the limit lifts", text)
+			}
+			p := agent.Classify(text, now)
+			if p == nil || p.Kind != agent.RateLimited || !p.ResetAt.Equal(now.Add(time.Hour)) {
+				t.Errorf("Classify(%q) = %+v, want a rate limit lifting at %s", text, p, now.Add(time.Hour))
+			}
+			if len(o.waits) != 0 {
+				t.Errorf("waited %v", o.waits)
+			}
+		})
+	}
+}
+
+// TestPermanentErrors: a bad key, a forbidden model and an unknown model
+// end the run at once, with a hint naming the key to fix.
+func TestPermanentErrors(t *testing.T) {
+	for _, a := range apis {
+		for _, tt := range []struct {
+			status int
+			typ    string
+			hint   string
+		}{
+			{401, "authentication_error", "check the key in MY_KEY (agent.api_key_env)"},
+			{403, "permission_error", `its access to agent.model = "fake-model"`},
+			{404, "not_found_error", `check agent.model = "fake-model" and agent.base_url = `},
+		} {
+			t.Run(fmt.Sprintf("%s/%d", a.name, tt.status), func(t *testing.T) {
+				s := startFake(t, fakemodel.Conversation{
+					Match:  "task-perm",
+					Steps:  []fakemodel.Step{{Text: "never"}},
+					Faults: map[int][]fakemodel.Fault{0: {{Status: tt.status}}},
+				})
+				o := runAgent(t, Options{API: a.name, BaseURL: a.base(s.URL), Prompt: "task-perm", KeyEnv: "MY_KEY"})
+				r := o.result(t)
+				text, _ := r["result"].(string)
+				if o.code != 1 || r["is_error"] != true || r["api_error_status"] != float64(tt.status) || r["api_error_type"] != tt.typ {
+					t.Errorf("exit %d, result %v", o.code, r)
+				}
+				if !strings.Contains(text, tt.hint) {
+					t.Errorf("result %q lacks the hint %q", text, tt.hint)
+				}
+				if p := agent.Classify(text, time.Now()); tt.status == 404 && (p == nil || p.Kind != agent.Permanent) {
+					t.Errorf("Classify(%q) = %+v, want a permanent error", text, p)
+				}
+				if len(o.waits) != 0 {
+					t.Errorf("retried a permanent error: waits %v", o.waits)
+				}
+			})
+		}
+	}
+}
+
+// TestMissingKey: no key in the variable is a permanent error naming it;
+// an OpenAI-compatible server of one's own may do without.
+func TestMissingKey(t *testing.T) {
+	var out bytes.Buffer
+	code, err := Run(context.Background(), Options{API: Anthropic, Model: "m", KeyEnv: "NO_SUCH_KEY", Dir: t.TempDir(), Out: &out})
+	if err != nil || code != 1 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	for _, want := range []string{`"api_error_type":"authentication_error"`, `NO_SUCH_KEY is not set (agent.api_key_env)`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+	s := startFake(t, fakemodel.Conversation{Match: "local", Steps: []fakemodel.Step{{Text: "hi"}}})
+	out.Reset()
+	code, err = Run(context.Background(), Options{API: OpenAI, Model: "m", BaseURL: s.URL + "/v1", KeyEnv: "NO_SUCH_KEY", Dir: t.TempDir(), Out: &out, Prompt: "local"})
+	if err != nil || code != 0 {
+		t.Fatalf("keyless local server: Run = %d, %v\n%s", code, err, out.String())
+	}
+}
+
+// cutter is a proxy in front of a server that cuts the first answer's
+// stream after n bytes by dropping the connection.
+type cutter struct {
+	target string
+	n      int
+	cut    atomic.Int32
+}
+
+func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, _ := http.NewRequest(r.Method, c.target+r.URL.Path, r.Body)
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	if c.cut.Add(1) > 1 {
+		io.Copy(w, resp.Body)
+		return
+	}
+	io.CopyN(w, resp.Body, int64(c.n))
+	w.(http.Flusher).Flush()
+	panic(http.ErrAbortHandler) // the connection drops in the middle
+}
+
+func serve(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ErrorLog: nil}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// TestStreamCut: a stream that breaks off in the middle of a tool call is
+// sent again, and the half-received call is not run.
+func TestStreamCut(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match: "task-cut",
+				Steps: []fakemodel.Step{
+					{Text: "Writing.", Tool: &fakemodel.ToolCall{Name: "shell", Input: map[string]any{"command": "echo x >> count.txt"}}},
+					{Text: "<ralph>done</ralph>"},
+				},
+			})
+			proxy := serve(t, &cutter{target: s.URL, n: 700})
+			dir := t.TempDir()
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(proxy), Prompt: "task-cut", Dir: dir})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if n := o.count("system", "api_retry"); n != 1 {
+				t.Errorf("%d api_retry events, want 1:\n%s", n, o.raw)
+			}
+			if !strings.Contains(o.raw, "stream cut off") {
+				t.Errorf("the retry does not say the stream was cut:\n%s", o.raw)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "x\n" {
+				t.Errorf("count.txt = %q: the command ran other than once", b)
+			}
+		})
+	}
+}
+
+// TestMaxTurns: a model that keeps calling tools is stopped after
+// MaxTurns replies; the last calls still run, and the final message ends
+// with a note, so no claim of the model's can be read from it.
+func TestMaxTurns(t *testing.T) {
+	s := startFake(t, fakemodel.Conversation{
+		Match: "task-busy",
+		Steps: []fakemodel.Step{
+			{Text: "One.", Tool: fakemodel.Shell("shell", "echo 1 >> n.txt")},
+			{Text: "Two.\n<ralph>done</ralph>", Tool: fakemodel.Shell("shell", "echo 2 >> n.txt")},
+			{Text: "never asked"},
+		},
+	})
+	dir := t.TempDir()
+	o := runAgent(t, Options{API: Anthropic, BaseURL: s.URL, Prompt: "task-busy", Dir: dir, MaxTurns: 2})
+	if o.code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", o.code, o.raw)
+	}
+	r := o.result(t)
+	if r["subtype"] != "error_max_turns" || r["is_error"] != false || r["num_turns"] != 2.0 {
+		t.Errorf("result = %v", r)
+	}
+	if text, _ := r["result"].(string); !strings.HasSuffix(text, "[ralph api agent: stopped after agent.max_turns = 2 replies]") {
+		t.Errorf("result text = %q", text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "n.txt")); string(b) != "1\n2\n" {
+		t.Errorf("n.txt = %q", b)
+	}
+}

@@ -1,0 +1,175 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// replay is a model server that answers the n-th request with the n-th
+// body, as server-sent events written out by hand, and keeps the requests.
+type replay struct {
+	mu       sync.Mutex
+	answers  []string
+	requests []string
+}
+
+func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	n := len(r.requests)
+	r.requests = append(r.requests, string(body))
+	r.mu.Unlock()
+	if n >= len(r.answers) {
+		http.Error(w, "no more answers", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, r.answers[n])
+}
+
+// sseEvents writes events as the Messages API streams them.
+func sseEvents(events ...map[string]any) string {
+	var b strings.Builder
+	for _, ev := range events {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", ev["type"], data)
+	}
+	return b.String()
+}
+
+// anthropicAnswer is a streamed message: a text block, then tool_use
+// blocks whose input arrives as the given partial_json pieces.
+func anthropicAnswer(text string, calls ...[3]string) string {
+	events := []map[string]any{
+		{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "content": []any{},
+			"model": "m", "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}},
+		{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}},
+		{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}},
+		{"type": "content_block_stop", "index": 0},
+	}
+	stop := "end_turn"
+	for i, c := range calls {
+		stop = "tool_use"
+		events = append(events,
+			map[string]any{"type": "content_block_start", "index": i + 1, "content_block": map[string]any{"type": "tool_use", "id": c[0], "name": c[1], "input": map[string]any{}}},
+			map[string]any{"type": "content_block_delta", "index": i + 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": c[2][:len(c[2])/2]}},
+			map[string]any{"type": "content_block_delta", "index": i + 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": c[2][len(c[2])/2:]}},
+			map[string]any{"type": "content_block_stop", "index": i + 1},
+		)
+	}
+	events = append(events,
+		map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 5}},
+		map[string]any{"type": "message_stop"},
+	)
+	return sseEvents(events...)
+}
+
+// openAIAnswer is a streamed chat completion: text, then tool calls whose
+// arguments arrive in two pieces.
+func openAIAnswer(text string, calls ...[3]string) string {
+	var b strings.Builder
+	chunk := func(delta map[string]any, finish any) {
+		data, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		fmt.Fprintf(&b, "data: %s\n\n", data)
+	}
+	chunk(map[string]any{"role": "assistant", "content": text}, nil)
+	finish := "stop"
+	for i, c := range calls {
+		finish = "tool_calls"
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c[0], "type": "function",
+			"function": map[string]any{"name": c[1], "arguments": c[2][:len(c[2])/2]}}}}, nil)
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+			"function": map[string]any{"arguments": c[2][len(c[2])/2:]}}}}, nil)
+	}
+	chunk(map[string]any{}, finish)
+	b.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
+
+// TestMalformedToolCalls: a tool call whose arguments are not JSON, one
+// whose arguments are not an object, and one of a tool that does not
+// exist are each answered with a tool error the model reads, and the run
+// goes on.
+func TestMalformedToolCalls(t *testing.T) {
+	calls := [][3]string{
+		{"call_a", "write_file", `{"path": "a.txt", "content": "x"`},
+		{"call_b", "read_file", `["a.txt"]`},
+		{"call_c", "delete_everything", `{}`},
+	}
+	for _, tt := range []struct {
+		api    string
+		answer func(string, ...[3]string) string
+		base   func(string) string
+	}{
+		{Anthropic, anthropicAnswer, func(u string) string { return u }},
+		{OpenAI, openAIAnswer, func(u string) string { return u + "/v1" }},
+	} {
+		t.Run(tt.api, func(t *testing.T) {
+			r := &replay{answers: []string{
+				tt.answer("Let me try.", calls...),
+				tt.answer("I'll stop here.\n<ralph>done</ralph>"),
+			}}
+			url := serve(t, r)
+			o := runAgent(t, Options{API: tt.api, BaseURL: tt.base(url), Prompt: "go"})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if len(r.requests) != 2 {
+				t.Fatalf("%d requests, want 2", len(r.requests))
+			}
+			second := r.requests[1]
+			for _, want := range []string{
+				`write_file: the arguments are not a JSON object: unexpected end of JSON input`,
+				`read_file: the arguments are not a JSON object: json: cannot unmarshal array`,
+				`there is no tool \"delete_everything\"; the tools are shell, read_file, write_file, edit_file, list_files, search`,
+			} {
+				if !strings.Contains(second, want) {
+					t.Errorf("the second request does not tell the model %q:\n%s", want, second)
+				}
+			}
+			if tt.api == Anthropic && strings.Count(second, `"is_error":true`) != 3 {
+				t.Errorf("want 3 tool results with is_error:\n%s", second)
+			}
+			if tt.api == Anthropic && !strings.Contains(second, `"id":"call_a","name":"write_file","input":{}`) {
+				// The API takes only an object as a tool call's input.
+				t.Errorf("the broken call is not sent back with an empty input:\n%s", second)
+			}
+			if tt.api == OpenAI && !strings.Contains(second, `"arguments":"{\"path\": \"a.txt\", \"content\": \"x\""`) {
+				t.Errorf("the broken call is not sent back as the model made it:\n%s", second)
+			}
+			if n := strings.Count(o.raw, `"is_error":true`); n != 3 {
+				t.Errorf("the stream shows %d failed tool results, want 3:\n%s", n, o.raw)
+			}
+		})
+	}
+}
+
+// TestMalformedStream: events that are not JSON are passed over, and a
+// stream that ends without its last event is retried, then given up.
+func TestMalformedStream(t *testing.T) {
+	broken := "event: message_start\ndata: {not json\n\n" + "data: [nonsense\n\n"
+	r := &replay{answers: []string{broken, broken, broken, broken}}
+	url := serve(t, r)
+	o := runAgent(t, Options{API: Anthropic, BaseURL: url, Prompt: "go"})
+	if o.code != 1 {
+		t.Fatalf("exit %d:\n%s", o.code, o.raw)
+	}
+	res := o.result(t)
+	text, _ := res["result"].(string)
+	if res["is_error"] != true || !strings.Contains(text, "stream cut off") || !strings.Contains(text, "gave up after 4 attempts") {
+		t.Errorf("result = %v", res)
+	}
+	if len(r.requests) != 4 {
+		t.Errorf("%d requests, want 4 (1 + 3 retries)", len(r.requests))
+	}
+}

@@ -1,0 +1,334 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// openAI is a client of the OpenAI Chat Completions API as OpenAI and the
+// OpenAI-compatible servers speak it: POST {base_url}/chat/completions with
+// stream: true, answered with server-sent events whose data are
+// chat.completion.chunk objects, ending with "data: [DONE]".
+type openAI struct {
+	o   Options
+	url string
+	// maxTokensKey is the request field that bounds the reply: OpenAI's
+	// own API wants max_completion_tokens (its reasoning models refuse
+	// max_tokens); the compatible servers know max_tokens.
+	maxTokensKey string
+}
+
+func newOpenAI(o Options) *openAI {
+	c := &openAI{o: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", maxTokensKey: "max_tokens"}
+	if u, err := url.Parse(o.BaseURL); err == nil && u.Hostname() == "api.openai.com" {
+		c.maxTokensKey = "max_completion_tokens"
+	}
+	return c
+}
+
+func (c *openAI) endpoint() string { return c.url }
+
+type openAIMessage struct {
+	Role       string           `json:"role"`
+	Content    *string          `json:"content"`
+	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+}
+
+type openAIToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+func (c *openAI) body(conv []message) ([]byte, error) {
+	str := func(s string) *string { return &s }
+	msgs := []openAIMessage{{Role: "system", Content: str(systemPrompt)}}
+	for _, m := range conv {
+		switch {
+		case m.Role == "assistant":
+			om := openAIMessage{Role: "assistant"}
+			if m.Text != "" || len(m.Calls) == 0 {
+				om.Content = str(m.Text)
+			}
+			for _, call := range m.Calls {
+				tc := openAIToolCall{ID: call.ID, Type: "function"}
+				tc.Function.Name = call.Name
+				tc.Function.Arguments = call.Args
+				om.ToolCalls = append(om.ToolCalls, tc)
+			}
+			msgs = append(msgs, om)
+		case len(m.Results) > 0:
+			for _, r := range m.Results {
+				// The API has no error flag for a tool's answer: the
+				// content says so itself ("error: …", "[exit status 1]").
+				msgs = append(msgs, openAIMessage{Role: "tool", Content: str(r.Content), ToolCallID: r.CallID})
+			}
+		default:
+			msgs = append(msgs, openAIMessage{Role: m.Role, Content: str(m.Text)})
+		}
+	}
+	defs := toolDefs()
+	tools := make([]map[string]any, len(defs))
+	for i, d := range defs {
+		tools[i] = map[string]any{
+			"type":     "function",
+			"function": map[string]any{"name": d.Name, "description": d.Description, "parameters": d.Schema},
+		}
+	}
+	return json.Marshal(map[string]any{
+		"model":          c.o.Model,
+		c.maxTokensKey:   c.o.MaxOutputTokens,
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"messages":       msgs,
+		"tools":          tools,
+	})
+}
+
+func (c *openAI) send(ctx context.Context, conv []message, s sink) (reply, error) {
+	body, err := c.body(conv)
+	if err != nil {
+		return reply{}, fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return reply{}, fmt.Errorf("request %s: %w", c.url, err)
+	}
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	if c.o.Key != "" {
+		req.Header.Set("authorization", "Bearer "+c.o.Key)
+	}
+	resp, err := c.o.Client.Do(req)
+	if err != nil {
+		return reply{}, &apiError{Network: true, Message: err.Error()}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return reply{}, httpError(resp, b, c.o.Now())
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "application/json" {
+		return c.whole(resp.Body, s)
+	}
+	return c.stream(resp.Body, s)
+}
+
+// openAIUsage is a chunk's or a completion's usage. cost is OpenRouter's
+// (and LiteLLM's) report of the request's price in USD.
+type openAIUsage struct {
+	Prompt     int64 `json:"prompt_tokens"`
+	Completion int64 `json:"completion_tokens"`
+	Details    struct {
+		Cached int64 `json:"cached_tokens"`
+		// Written to the cache (OpenRouter, for providers that bill it).
+		CacheWrite int64 `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+	Cost *float64 `json:"cost"`
+}
+
+func (u openAIUsage) usage() usage {
+	cached := min(max(u.Details.Cached, 0), u.Prompt)
+	written := min(max(u.Details.CacheWrite, 0), u.Prompt-cached)
+	return usage{Input: u.Prompt - cached - written, CacheRead: cached, CacheCreation: written, Output: u.Completion}
+}
+
+// openAIDeltaCall is a piece of a tool call in a chunk: the first piece of
+// a call names it, and the pieces of its arguments follow under the same
+// index.
+type openAIDeltaCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type openAIError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"`
+}
+
+// stream reads a streamed answer. It ends with [DONE]; a stream that ends
+// before it and before any choice finished was cut off.
+func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
+	var rep reply
+	type call struct {
+		id, name string
+		args     strings.Builder
+	}
+	calls := map[int]*call{}
+	finished := false
+	sse := newSSEReader(body)
+	for {
+		ev, err := sse.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) && finished {
+				// Some servers send no [DONE] after the last choice.
+				break
+			}
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the stream ended before [DONE]")
+			}
+			return reply{}, &apiError{Network: true, Message: "stream cut off: " + err.Error()}
+		}
+		s.alive()
+		if strings.TrimSpace(string(ev.Data)) == "[DONE]" {
+			break
+		}
+		var chunk struct {
+			ID      string `json:"id"`
+			Choices []struct {
+				Delta struct {
+					Content   *string           `json:"content"`
+					ToolCalls []openAIDeltaCall `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *openAIUsage `json:"usage"`
+			Error *openAIError `json:"error"`
+		}
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			continue
+		}
+		if chunk.Error != nil {
+			return reply{}, chunkError(chunk.Error)
+		}
+		if rep.ID == "" {
+			rep.ID = chunk.ID
+		}
+		if chunk.Usage != nil {
+			rep.Usage = chunk.Usage.usage()
+			rep.Cost = chunk.Usage.Cost
+		}
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		ch := chunk.Choices[0]
+		if t := ch.Delta.Content; t != nil && *t != "" {
+			rep.Text += *t
+			s.text(*t)
+		}
+		for i, d := range ch.Delta.ToolCalls {
+			idx := i
+			if d.Index != nil {
+				idx = *d.Index
+			}
+			cl := calls[idx]
+			if cl == nil {
+				cl = &call{}
+				calls[idx] = cl
+			}
+			if d.ID != "" {
+				cl.id = d.ID
+			}
+			if n := d.Function.Name; n != "" && n != cl.name {
+				// The name comes once; a server that repeats it in
+				// every piece must not have it doubled.
+				cl.name += n
+			}
+			cl.args.WriteString(d.Function.Arguments)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			rep.Stop = *ch.FinishReason
+			finished = true
+		}
+	}
+	s.endText()
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	for n, i := range idxs {
+		cl := calls[i]
+		id := cl.id
+		if id == "" {
+			// Some local servers give no ids; the conversation needs one.
+			id = "call_ralph_" + strconv.Itoa(n)
+		}
+		args := cl.args.String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		rep.Calls = append(rep.Calls, toolCall{ID: id, Name: cl.name, Args: args})
+	}
+	return rep, nil
+}
+
+// chunkError is an error sent inside a stream.
+func chunkError(e *openAIError) *apiError {
+	ae := &apiError{Type: e.Type, Message: oneLine(e.Message), Status: http.StatusInternalServerError}
+	if code, ok := e.Code.(string); ok && code != "" {
+		ae.Type = code
+	}
+	// OpenRouter sends the upstream HTTP status as the code.
+	if code, ok := e.Code.(float64); ok && code >= 400 && code < 600 {
+		ae.Status = int(code)
+	}
+	if strings.Contains(ae.Type, "rate_limit") {
+		ae.Status = http.StatusTooManyRequests
+	}
+	return ae
+}
+
+// whole reads an answer that came as one chat.completion object.
+func (c *openAI) whole(body io.Reader, s sink) (reply, error) {
+	var out struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Message struct {
+				Content   *string          `json:"content"`
+				ToolCalls []openAIToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openAIUsage `json:"usage"`
+		Error *openAIError `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, maxEvent)).Decode(&out); err != nil {
+		return reply{}, &apiError{Network: true, Message: "read the answer: " + err.Error()}
+	}
+	if out.Error != nil {
+		return reply{}, chunkError(out.Error)
+	}
+	rep := reply{ID: out.ID}
+	if out.Usage != nil {
+		rep.Usage = out.Usage.usage()
+		rep.Cost = out.Usage.Cost
+	}
+	if len(out.Choices) == 0 {
+		return reply{}, &apiError{Network: true, Message: "the answer has no choices"}
+	}
+	ch := out.Choices[0]
+	rep.Stop = ch.FinishReason
+	if t := ch.Message.Content; t != nil {
+		rep.Text = *t
+		s.text(*t)
+		s.endText()
+	}
+	for n, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = "call_ralph_" + strconv.Itoa(n)
+		}
+		rep.Calls = append(rep.Calls, toolCall{ID: id, Name: tc.Function.Name, Args: tc.Function.Arguments})
+	}
+	return rep, nil
+}

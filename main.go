@@ -167,7 +167,7 @@ func report(stderr io.Writer, err error) {
 	case errors.As(err, &agentErr) && strings.Contains(agentErr.Problem.Message, "cannot be used with root"):
 		fmt.Fprintf(stderr, "ralph: hint: claude will not skip its permission prompts as root: run ralph as another user, or, only inside a sandbox, set agent.env = { IS_SANDBOX = \"1\" } in %s\n", harnessFile)
 	case errors.As(err, &agentErr) && agentErr.Problem.Kind == agent.Permanent:
-		fmt.Fprintf(stderr, "ralph: hint: check the agent's key and model (agent.env, agent.args) and its flags (agent.preset, agent.command); the ledger in %s has the details\n", progressFile)
+		fmt.Fprintf(stderr, "ralph: hint: check the agent's key, model and flags in [agent] of %s (env or api_key_env, args or model, preset, command or base_url); the ledger in %s has the details\n", harnessFile, progressFile)
 	case errors.As(err, &agentErr):
 		fmt.Fprintf(stderr, "ralph: hint: the agent's service kept failing; run `ralph loop` again later, or raise agent.max_retries in %s\n", harnessFile)
 	case errors.As(err, &notFound):

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -53,6 +54,13 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			}
 			if c.Bool("dry-run") {
 				return printPrompt(c, o)
+			}
+			// On a terminal, a status line stays under the output; into a
+			// pipe or a file, the lines are plain.
+			if !o.JSON && c.App.Writer == os.Stdout && isTerminal(os.Stdout) {
+				view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
+				defer view.close()
+				o.Out, o.Err, o.OnEvent = view.writer(o.Out), view.writer(o.Err), view.event
 			}
 			err := loop.Run(c.Context, o)
 			if o.JSON {

@@ -35,6 +35,7 @@ type Event struct {
 	Until        *time.Time `json:"until,omitempty"`
 	Message      string     `json:"message,omitempty"`
 	Stories      int        `json:"stories,omitempty"`
+	Tokens       int64      `json:"tokens,omitempty"`
 	Passing      *int       `json:"passing,omitempty"`
 }
 
@@ -57,6 +58,9 @@ const (
 // warnings and waits on stderr.
 func (o *Options) emit(ev Event) {
 	ev.Time = o.now().UTC()
+	if o.OnEvent != nil {
+		o.OnEvent(ev)
+	}
 	if o.JSON {
 		if o.Out == nil {
 			return

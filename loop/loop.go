@@ -60,6 +60,8 @@ type Options struct {
 	// Watch keeps the loop up when nothing can run, waiting for prd.json
 	// or harness.toml to change.
 	Watch bool
+	// OnEvent, when set, is told of every event before it is printed.
+	OnEvent func(Event)
 	// Reload reads harness.toml again; the loop calls it between
 	// iterations when the file changed. nil: no hot reload.
 	Reload func() (Config, error)
@@ -110,7 +112,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if f, err := o.loadPRD(); err == nil {
-		o.emit(Event{Event: EventLoopStarted, Stories: len(f.Stories), Passing: ptr(countPassing(f)), Iteration: totals.Iterations})
+		ev := Event{Event: EventLoopStarted, Stories: len(f.Stories), Passing: ptr(countPassing(f)),
+			Iteration: totals.Iterations, Tokens: totals.Tokens}
+		if totals.CostUSD > 0 {
+			ev.CostUSD = ptr(totals.CostUSD)
+		}
+		o.emit(ev)
 	}
 	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
 	if commit {

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/ralph-harness/ralph/loop"
+)
+
+// liveView keeps a status line at the bottom of a terminal while the loop
+// runs: the iteration, the story, the time it has taken, the checks, and the
+// run's tokens and cost. Everything else written to the terminal (the
+// agent's output, the narration, warnings) goes through its writers, which
+// take the line away before writing and put it back once the output is at
+// the start of a line again, so the two never garble each other.
+type liveView struct {
+	mu      sync.Mutex
+	term    io.Writer
+	width   func() int
+	color   bool
+	now     func() time.Time
+	shown   bool // the status line is on the screen
+	atStart bool // the output so far ends at the start of a line
+
+	iteration int
+	story     string
+	attempt   string
+	phase     string
+	started   time.Time
+	checks    int
+	passed    int
+	tokens    int64
+	cost      float64
+	costKnown bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// newLiveView starts a live view on term, redrawn every second.
+func newLiveView(term io.Writer, width func() int, color bool) *liveView {
+	v := &liveView{
+		term: term, width: width, color: color, now: time.Now,
+		atStart: true, phase: "starting",
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go v.tick()
+	return v
+}
+
+func (v *liveView) tick() {
+	defer close(v.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case <-t.C:
+			v.mu.Lock()
+			v.draw()
+			v.mu.Unlock()
+		}
+	}
+}
+
+// close takes the status line away for good.
+func (v *liveView) close() {
+	close(v.stop)
+	<-v.done
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.erase()
+}
+
+// writer is one stream through the view: stdout or stderr, both on the
+// terminal.
+type viewWriter struct {
+	v *liveView
+	w io.Writer
+}
+
+func (v *liveView) writer(w io.Writer) io.Writer { return &viewWriter{v: v, w: w} }
+
+func (vw *viewWriter) Write(p []byte) (int, error) {
+	v := vw.v
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.erase()
+	n, err := vw.w.Write(p)
+	if n > 0 {
+		v.atStart = p[n-1] == '\n'
+	}
+	v.draw()
+	return n, err
+}
+
+// erase takes the status line off the screen.
+func (v *liveView) erase() {
+	if v.shown {
+		io.WriteString(v.term, "\r\x1b[K")
+		v.shown = false
+	}
+}
+
+// draw puts the status line on the screen when the output is at the start
+// of a line; in the middle of one it waits, so as not to split it.
+func (v *liveView) draw() {
+	if !v.atStart || v.iteration == 0 {
+		return
+	}
+	line := v.status()
+	if w := v.width(); w > 1 && utf8.RuneCountInString(line) >= w {
+		line = string([]rune(line)[:w-2]) + "…"
+	}
+	if v.color {
+		line = "\x1b[7m" + line + "\x1b[0m"
+	}
+	io.WriteString(v.term, "\r\x1b[K"+line)
+	v.shown = true
+}
+
+func (v *liveView) status() string {
+	parts := []string{
+		fmt.Sprintf("ralph ▸ iteration %d", v.iteration),
+		v.story + v.attempt,
+		v.phase,
+		v.now().Sub(v.started).Round(time.Second).String(),
+	}
+	if v.checks > 0 {
+		parts = append(parts, fmt.Sprintf("checks %d/%d passed", v.passed, v.checks))
+	}
+	parts = append(parts, fmt.Sprintf("%s tokens", shortCount(v.tokens)))
+	if v.costKnown {
+		parts = append(parts, fmt.Sprintf("$%.2f", v.cost))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// shortCount writes 12345 as 12.3k.
+func shortCount(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// event follows the loop: it is called before the event is narrated.
+func (v *liveView) event(ev loop.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch ev.Event {
+	case loop.EventLoopStarted:
+		v.tokens = ev.Tokens
+		if ev.CostUSD != nil {
+			v.cost, v.costKnown = *ev.CostUSD, true
+		}
+	case loop.EventIterationStarted:
+		v.iteration, v.story = ev.Iteration, ev.Story
+		v.attempt = fmt.Sprintf(" (attempt %d/%d)", ev.Attempt, ev.MaxAttempts)
+		v.phase, v.started = "agent running", v.now()
+		v.checks, v.passed = 0, 0
+	case loop.EventAgentFinished:
+		v.phase = "checks running"
+		v.tokens += ev.InputTokens + ev.OutputTokens
+		if ev.CostUSD != nil {
+			v.cost += *ev.CostUSD
+			v.costKnown = true
+		}
+	case loop.EventCheckFinished:
+		v.checks++
+		if ev.Passed != nil && *ev.Passed {
+			v.passed++
+		}
+	case loop.EventIterationJudged:
+		v.phase = ev.Outcome
+	case loop.EventWaiting:
+		v.phase = "waiting"
+		if ev.Until != nil {
+			v.phase += " until " + ev.Until.Local().Format("15:04:05")
+		}
+	}
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalWidth returns the width of the terminal on f, or 80.
+func terminalWidth(f *os.File) func() int {
+	return func() int {
+		var ws struct{ rows, cols, x, y uint16 }
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+		if errno != 0 || ws.cols == 0 {
+			return 80
+		}
+		return int(ws.cols)
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/loop"
+)
+
+func TestLiveView(t *testing.T) {
+	var term bytes.Buffer
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	v := &liveView{term: &term, width: func() int { return 200 }, now: func() time.Time { return clock }, atStart: true}
+	out := v.writer(&term)
+	cost := 0.25
+	v.event(loop.Event{Event: loop.EventLoopStarted, Tokens: 1500, CostUSD: &cost})
+
+	// Before the first iteration there is nothing to show.
+	out.Write([]byte("hello\n"))
+	if got := term.String(); got != "hello\n" {
+		t.Fatalf("before any iteration: %q", got)
+	}
+
+	v.event(loop.Event{Event: loop.EventIterationStarted, Iteration: 3, Story: "US-002", Attempt: 2, MaxAttempts: 5})
+	clock = clock.Add(83 * time.Second)
+	term.Reset()
+	out.Write([]byte("line\n"))
+	want := "line\n\r\x1b[Kralph ▸ iteration 3 · US-002 (attempt 2/5) · agent running · 1m23s · 1.5k tokens · $0.25"
+	if got := term.String(); got != want {
+		t.Fatalf("after a line:\n got %q\nwant %q", got, want)
+	}
+
+	// A partial line: the status is taken away and not put back until the
+	// line ends, so the two never share a line.
+	term.Reset()
+	out.Write([]byte("part"))
+	if got := term.String(); got != "\r\x1b[Kpart" {
+		t.Fatalf("partial line: %q", got)
+	}
+	term.Reset()
+	v.draw()
+	if term.Len() != 0 {
+		t.Fatalf("drawn in the middle of a line: %q", term.String())
+	}
+	passed := true
+	cost2 := 0.5
+	v.event(loop.Event{Event: loop.EventAgentFinished, InputTokens: 900, OutputTokens: 100, CostUSD: &cost2})
+	v.event(loop.Event{Event: loop.EventCheckFinished, Passed: &passed})
+	out.Write([]byte(" end\n"))
+	if got := term.String(); !strings.HasSuffix(got, "checks running · 1m23s · checks 1/1 passed · 2.5k tokens · $0.75") || !strings.HasPrefix(got, " end\n\r\x1b[K") {
+		t.Fatalf("after the line ended: %q", got)
+	}
+
+	// A narrow terminal cuts the line; colour marks it when allowed.
+	term.Reset()
+	v.width = func() int { return 20 }
+	v.color = true
+	v.draw()
+	if got := term.String(); got != "\r\x1b[K\x1b[7mralph ▸ iteration …\x1b[0m" {
+		t.Fatalf("narrow, coloured: %q", got)
+	}
+}

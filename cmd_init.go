@@ -145,6 +145,10 @@ max_tokens = 0                # 0: no limit
 	b.WriteString(`[git]
 commit = true                 # commit after every iteration (inside a git work tree)
 
+# [guard]
+# protect = ["migrations/**"] # files the agent may not create, change or delete
+# tests = ["**/*_test.go"]    # test files the agent may add but not delete (default: the usual languages')
+
 # [prompt]
 # template = "prompt.tmpl"    # your own prompt template instead of the built-in one
 `)

@@ -66,7 +66,7 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 		return loop.Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	d := &tomlDecoder{file: name}
-	cfg := loop.Config{Commit: true}
+	cfg := loop.Config{Commit: true, Guard: loop.Guard{Tests: loop.DefaultTests}}
 	agentKeys := &agentTable{set: map[string]bool{}}
 	d.table(raw, "", func(key string, v any) {
 		switch key {
@@ -84,6 +84,8 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 				}
 				cfg.Commit = d.boolean(v, "git.commit")
 			})
+		case "guard":
+			d.table(v, key, func(k string, v any) { d.guardKey(&cfg.Guard, k, v) })
 		case "prompt":
 			d.table(v, key, func(k string, v any) {
 				if k != "template" {
@@ -508,6 +510,28 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+func (d *tomlDecoder) guardKey(g *loop.Guard, k string, v any) {
+	key := "guard." + k
+	var globs []string
+	switch k {
+	case "protect", "tests":
+		globs = d.strings(v, key)
+		for i, glob := range globs {
+			if err := loop.ValidGlob(glob); err != nil {
+				d.errorf(fmt.Sprintf("%s[%d]", key, i), "%q: %v", glob, err)
+			}
+		}
+	default:
+		d.unknown(key)
+		return
+	}
+	if k == "protect" {
+		g.Protect = globs
+	} else {
+		g.Tests = globs
+	}
 }
 
 // tomlType names a decoded TOML value's type the way the TOML spec does.

@@ -14,6 +14,7 @@ type Config struct {
 	Agent  AgentConfig
 	Checks []checks.Check
 	Limits Limits
+	Guard  Guard
 	// Commit is whether to commit after every iteration; it applies only
 	// inside a git work tree.
 	Commit bool

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,11 +25,15 @@ type snapshot struct {
 	harnessErr   error
 	progressSize int64
 	progressEnd  []byte
+	files        fileSnapshot
 }
 
-func takeSnapshot(o *Options) (snapshot, error) {
+func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
+	if s.files, err = takeFiles(ctx, o); err != nil {
+		return s, err
+	}
 	if s.prd, err = os.ReadFile(o.path(PRDFile)); err != nil {
 		return s, fmt.Errorf("read %s: %w", PRDFile, err)
 	}
@@ -66,11 +71,16 @@ func fileEnd(path string, at int64) (int64, []byte, error) {
 // agent ran) with a description of each change it undid. Changes a person
 // may have made meanwhile (an answer to another story's question, a new
 // story, notes) are kept.
-func (s snapshot) guard(o *Options, storyID string) (*prd.File, []string, error) {
+func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (*prd.File, []string, error) {
 	f, tampered, err := s.guardPRD(o, storyID)
 	if err != nil {
 		return nil, nil, err
 	}
+	found, err := s.files.guard(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	tampered = append(tampered, found...)
 	if s.harnessErr == nil {
 		now, err := os.ReadFile(o.path(HarnessFile))
 		if err != nil || !bytes.Equal(now, s.harness) {

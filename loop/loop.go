@@ -355,7 +355,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
 		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
-	snap, err := takeSnapshot(o)
+	snap, err := takeSnapshot(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.emit(ev)
 
-	f, tampered, err := snap.guard(o, story.ID)
+	f, tampered, err := snap.guard(ctx, o, story.ID)
 	if err != nil {
 		return it.failed(err)
 	}

@@ -70,6 +70,7 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		Attempt:     s.Attempts + 1,
 		MaxAttempts: o.Config.Limits.MaxAttempts,
 		Commit:      commit,
+		Protected:   o.Config.Guard.Protect,
 	}
 	for i, c := range s.AcceptanceCriteria {
 		if i == maxCriteria {

@@ -33,6 +33,8 @@ type Prompt struct {
 	Recent []string
 	// Commit is whether ralph commits after judging, so the agent must not.
 	Commit bool
+	// Protected are globs of files the agent may not touch.
+	Protected []string
 }
 
 // Story is the task the agent works on.
@@ -105,12 +107,13 @@ func (t *Template) Sample() (string, error) {
 			Answers: []Answer{{Question: "question", Answer: "answer"}},
 		},
 		Iteration: 1, Attempt: 1, MaxAttempts: 1,
-		Checks:   []Check{{Name: "test", Run: "true", Required: true}},
-		Failures: []Failure{{Name: "test", Run: "true", Output: "output"}},
-		Previous: "previous",
-		Head:     "head",
-		Recent:   []string{"recent"},
-		Commit:   true,
+		Checks:    []Check{{Name: "test", Run: "true", Required: true}},
+		Failures:  []Failure{{Name: "test", Run: "true", Output: "output"}},
+		Previous:  "previous",
+		Head:      "head",
+		Recent:    []string{"recent"},
+		Commit:    true,
+		Protected: []string{"LICENSE"},
 	})
 }
 

@@ -1,0 +1,226 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Guard says which files of the project the agent may not touch.
+type Guard struct {
+	// Protect are globs of files the agent may not create, change or
+	// delete; a change is undone.
+	Protect []string
+	// Tests are globs of test files: the agent may add them, not delete
+	// them (the test ratchet).
+	Tests []string
+}
+
+// DefaultTests are the test files of the usual languages.
+var DefaultTests = []string{
+	"**/*_test.go",
+	"**/test_*.py", "**/*_test.py",
+	"**/*.test.js", "**/*.test.ts", "**/*.test.jsx", "**/*.test.tsx", "**/*.test.mjs",
+	"**/*.spec.js", "**/*.spec.ts", "**/*.spec.jsx", "**/*.spec.tsx",
+	"**/__tests__/**",
+	"**/*_spec.rb", "**/*Test.java", "**/*Tests.cs",
+	"tests/**",
+}
+
+// maxKept bounds the bytes of protected files kept to put them back; a
+// larger one is still guarded, but only reported.
+const maxKept = 32 << 20
+
+// fileState is one guarded file before the agent ran.
+type fileState struct {
+	sum  [32]byte
+	data []byte // nil when too large to keep
+	mode fs.FileMode
+}
+
+// fileSnapshot is the guarded files before the agent ran.
+type fileSnapshot struct {
+	protected map[string]fileState
+	tests     map[string]bool
+}
+
+// takeFiles lists the guarded files, keeping the protected ones' contents.
+func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
+	g := o.Config.Guard
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}}
+	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+		return s, nil
+	}
+	files, err := projectFiles(ctx, o.Dir)
+	if err != nil {
+		return s, err
+	}
+	kept := 0
+	for _, name := range files {
+		if matchAny(g.Tests, name) {
+			s.tests[name] = true
+		}
+		if !matchAny(g.Protect, name) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(o.Dir, name))
+		if err != nil {
+			continue // gone meanwhile, or not a file
+		}
+		st := fileState{sum: sha256.Sum256(data), mode: 0o644}
+		if info, err := os.Stat(filepath.Join(o.Dir, name)); err == nil {
+			st.mode = info.Mode().Perm()
+		}
+		if kept+len(data) <= maxKept {
+			st.data = data
+			kept += len(data)
+		}
+		s.protected[name] = st
+	}
+	return s, nil
+}
+
+// guard undoes the agent's changes to protected files and reports deleted
+// tests; each finding is a line for the ledger.
+func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
+	g := o.Config.Guard
+	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+		return nil, nil
+	}
+	files, err := projectFiles(ctx, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	now := map[string]bool{}
+	for _, name := range files {
+		now[name] = true
+	}
+	var found []string
+	for name, st := range s.protected {
+		path := filepath.Join(o.Dir, name)
+		data, err := os.ReadFile(path)
+		if err == nil && sha256.Sum256(data) == st.sum {
+			continue
+		}
+		what := "changed"
+		if err != nil {
+			what = "deleted"
+		}
+		if st.data == nil {
+			found = append(found, fmt.Sprintf("%s: the agent %s this protected file; it is too large to put back", name, what))
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, st.data, st.mode); err != nil {
+			return nil, fmt.Errorf("restore %s: %w", name, err)
+		}
+		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
+	}
+	for _, name := range files {
+		if _, was := s.protected[name]; !was && matchAny(g.Protect, name) {
+			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
+		}
+	}
+	var deleted []string
+	for name := range s.tests {
+		if !now[name] {
+			deleted = append(deleted, name)
+		}
+	}
+	slices.Sort(deleted)
+	for _, name := range deleted {
+		found = append(found, fmt.Sprintf("%s: the agent deleted this test file (tests may be added, not removed)", name))
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// projectFiles lists the work directory's files, relative and slash-
+// separated: the files git knows of (tracked, and untracked but not
+// ignored) in a git work tree, else every file but those under .git and
+// node_modules.
+func projectFiles(ctx context.Context, dir string) ([]string, error) {
+	if out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."); err == nil {
+		var files []string
+		for _, f := range strings.Split(out, "\x00") {
+			if f != "" {
+				if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+					files = append(files, f)
+				}
+			}
+		}
+		return files, nil
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts are not the guard's business
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return files, err
+}
+
+// matchAny reports whether name matches one of the globs. A glob is
+// path.Match syntax per segment, where a "**" segment matches any number
+// of segments, none included.
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if matchGlob(strings.Split(g, "/"), strings.Split(name, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchGlob(glob, name []string) bool {
+	for len(glob) > 0 {
+		if glob[0] == "**" {
+			for i := 0; i <= len(name); i++ {
+				if matchGlob(glob[1:], name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, err := path.Match(glob[0], name[0]); err != nil || !ok {
+			return false
+		}
+		glob, name = glob[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+// ValidGlob reports a glob's syntax error, for harness.toml.
+func ValidGlob(g string) error {
+	for _, seg := range strings.Split(g, "/") {
+		if _, err := path.Match(seg, ""); err != nil {
+			return err
+		}
+	}
+	if g == "" {
+		return fmt.Errorf("empty glob")
+	}
+	return nil
+}

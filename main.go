@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -160,7 +161,8 @@ func report(stderr io.Writer, err error) {
 		fmt.Fprintf(stderr, "ralph: stopped: %s\n", stopped.Reason)
 		return
 	}
-	fmt.Fprintf(stderr, "ralph: error: %s\n", err)
+	// An error may quote the agent's output, which may quote a key.
+	fmt.Fprintf(stderr, "ralph: error: %s\n", redact.New(os.Environ()).String(err.Error()))
 	var notFound *agent.NotFoundError
 	var agentErr *loop.AgentError
 	switch {

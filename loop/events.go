@@ -58,6 +58,8 @@ const (
 // warnings and waits on stderr.
 func (o *Options) emit(ev Event) {
 	ev.Time = o.now().UTC()
+	r := o.secrets()
+	ev.Message, ev.Note, ev.Reason, ev.Excerpt = r.String(ev.Message), r.String(ev.Note), r.String(ev.Reason), r.String(ev.Excerpt)
 	if o.OnEvent != nil {
 		o.OnEvent(ev)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 	"github.com/ralph-harness/ralph/templates"
@@ -60,6 +61,8 @@ type Options struct {
 	// Watch keeps the loop up when nothing can run, waiting for prd.json
 	// or harness.toml to change.
 	Watch bool
+	// redactor keeps secrets out of what the loop writes; built on first use.
+	redactor *redact.Redactor
 	// OnEvent, when set, is told of every event before it is printed.
 	OnEvent func(Event)
 	// Reload reads harness.toml again; the loop calls it between
@@ -440,9 +443,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 			// A question is not a failed attempt: the story gets all of
 			// its attempts once a person answers.
 			st.Attempts--
-			st.Blocked = claim.Question
+			st.Blocked = o.secrets().String(claim.Question)
 		case Failed:
-			st.Failed = v.Reason
+			st.Failed = o.secrets().String(v.Reason)
 		}
 		s.SetStatus(st)
 		return nil
@@ -735,7 +738,7 @@ func (it *iteration) appendEntry() error {
 	t.CostUSD += e.CostUSD
 	t.Elapsed += it.o.now().Sub(it.start)
 	e.Totals = t
-	return it.ledger.Append(*e)
+	return it.ledger.Append(it.o.secrets().entry(*e))
 }
 
 // Checks runs the harness's checks now, as an iteration would, followed by

@@ -1,0 +1,35 @@
+package loop
+
+import (
+	"github.com/ralph-harness/ralph/internal/redact"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// secrets is the redactor for the values of the secret-named variables the
+// agent and the checks see: they never reach the ledger, prd.json or the
+// events.
+func (o *Options) secrets() secretRedactor {
+	if o.redactor == nil {
+		o.redactor = redact.New(o.environ(), o.Config.Agent.Env)
+	}
+	return secretRedactor{o.redactor}
+}
+
+type secretRedactor struct{ *redact.Redactor }
+
+// entry returns e with every free text redacted.
+func (r secretRedactor) entry(e progress.Entry) progress.Entry {
+	e.StoryTitle = r.String(e.StoryTitle)
+	e.AgentNote = r.String(e.AgentNote)
+	e.Question = r.String(e.Question)
+	e.Summary = r.String(e.Summary)
+	e.Commit = r.String(e.Commit)
+	e.Learnings = r.Strings(append([]string(nil), e.Learnings...))
+	e.Tampered = r.Strings(append([]string(nil), e.Tampered...))
+	checks := append([]progress.Check(nil), e.Checks...)
+	for i := range checks {
+		checks[i].Excerpt = r.String(checks[i].Excerpt)
+	}
+	e.Checks = checks
+	return e
+}

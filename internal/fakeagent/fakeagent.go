@@ -26,6 +26,8 @@
 //	background DURATION   start a child that sleeps that long holding stdout, and
 //	                      write its pid to the file "bg.pid"
 //	flood BYTES           print that many bytes of output lines
+//	garbage BYTES         print that many random bytes (binary, no newlines)
+//	longline BYTES        print one line of that many bytes, with no newline
 //	set-status ID KEY JSON  set a field of a story in prd.json (tampering)
 //	claude-result TEXT    print claude stream-json events ending in a result
 //	                      whose final text is TEXT (usage 100 in, 20 out, $0.01)
@@ -37,6 +39,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -159,6 +162,12 @@ func follow(script, prompt, dir string) int {
 				return die(err)
 			}
 			flood(n)
+		case "garbage", "longline":
+			n, err := strconv.ParseInt(rest, 10, 64)
+			if err != nil {
+				return die(err)
+			}
+			raw(n, verb == "garbage")
 		case "set-status":
 			if err := setStatus(rest); err != nil {
 				return die(err)
@@ -222,6 +231,29 @@ func flood(n int64) {
 			chunk = chunk[:n]
 		}
 		if _, err := w.WriteString(chunk); err != nil {
+			return
+		}
+		n -= int64(len(chunk))
+	}
+	w.Flush()
+}
+
+// raw prints n bytes: random ones, or one long line of x without a newline.
+func raw(n int64, random bool) {
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	buf := make([]byte, 32<<10)
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n > 0 {
+		chunk := buf[:min(int64(len(buf)), n)]
+		if random {
+			for i := range chunk {
+				chunk[i] = byte(r.Uint32())
+			}
+		}
+		if _, err := w.Write(chunk); err != nil {
 			return
 		}
 		n -= int64(len(chunk))

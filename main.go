@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/loop"
 )
@@ -54,7 +55,7 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signalContext()
 	defer stop()
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(ctx, args)
@@ -63,6 +64,39 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 		report(stderr, err)
 	}
 	return code
+}
+
+// signalContext returns a context that the first SIGINT, SIGTERM or SIGHUP
+// cancels: the loop stops the agent gracefully (SIGINT to its process group,
+// SIGKILL after a grace period), records the iteration as interrupted and
+// exits 130. Every further signal kills the process group of every child at
+// once: someone who asks twice (Ctrl-C, Ctrl-C) does not want to wait out
+// the grace. The loop goes on as after the first (the entry is written, the
+// exit code is 130); only the wait is cut short.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for first := true; ; first = false {
+			select {
+			case <-sigs:
+			case <-done:
+				return
+			}
+			if first {
+				cancel()
+			} else {
+				proc.KillAll()
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 func newApp(stdout, stderr io.Writer, e env) *cli.App {

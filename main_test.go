@@ -2,8 +2,11 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +38,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
+		Condition:     scriptCondition,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("FAKEAGENT_DIR", filepath.Join(e.WorkDir, "fake"))
 			// Commits in scripts need an identity and no user config.
@@ -50,3 +54,24 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// scriptCondition evaluates the scripts' own conditions:
+//
+//	[tmpfs]  a tmpfs can be mounted in a user and mount namespace of its own
+//	         (unshare -rm), where a write fails for real when the disk is full
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "tmpfs":
+		return canMountTmpfs(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+var canMountTmpfs = sync.OnceValue(func() bool {
+	dir, err := os.MkdirTemp("", "ralph-tmpfs")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	return exec.Command("unshare", "-rm", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).Run() == nil
+})

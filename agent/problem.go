@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,10 +44,18 @@ type Problem struct {
 	ResetAt time.Time // when a rate limit lifts, if the agent said; zero if not
 }
 
+// The patterns are compiled when first needed, not when ralph starts:
+// every command would pay for them, and most never classify anything.
 var (
-	rateLimitRE = regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
-	transientRE = regexp.MustCompile(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
-	permanentRE = regexp.MustCompile(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable`)
+	rateLimitRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
+	})
+	transientRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
+	})
+	permanentRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable`)
+	})
 )
 
 // Classify reads an agent's error text (its stderr, or an error event's
@@ -60,9 +69,9 @@ func Classify(text string, now time.Time) *Problem {
 	}{
 		// A rate limit's message often says "429" and "error" both: the
 		// most specific kind wins.
-		{rateLimitRE, RateLimited},
-		{permanentRE, Permanent},
-		{transientRE, Transient},
+		{rateLimitRE(), RateLimited},
+		{permanentRE(), Permanent},
+		{transientRE(), Transient},
 	} {
 		loc := c.re.FindStringIndex(text)
 		if loc == nil {
@@ -91,33 +100,39 @@ func lineAround(text string, i int) string {
 
 var (
 	// Claude Code's "Claude AI usage limit reached|1751234400".
-	epochRE = regexp.MustCompile(`limit reached\|(\d{9,11})`)
+	epochRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`limit reached\|(\d{9,11})`) })
 	// "try again in 2 hours 5 minutes", "retry after 30 seconds",
 	// "resets in 1h30m", "retry-after: 12".
-	inRE = regexp.MustCompile(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
+	inRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
+	})
 	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00".
-	atRE = regexp.MustCompile(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	atRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	})
 	// An RFC 3339 time, as some CLIs print the reset.
-	stampRE  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
-	amountRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`)
+	stampRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
+	})
+	amountRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`) })
 )
 
 // resetTime finds when a rate limit lifts, from the forms agents print;
 // zero when the text does not say.
 func resetTime(text string, now time.Time) time.Time {
-	if m := epochRE.FindStringSubmatch(text); m != nil {
+	if m := epochRE().FindStringSubmatch(text); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			return time.Unix(sec, 0)
 		}
 	}
-	if m := stampRE.FindString(text); m != "" {
+	if m := stampRE().FindString(text); m != "" {
 		if t, err := time.Parse(time.RFC3339Nano, m); err == nil {
 			return t
 		}
 	}
-	if m := inRE.FindStringSubmatch(text); m != nil {
+	if m := inRE().FindStringSubmatch(text); m != nil {
 		var d time.Duration
-		for _, a := range amountRE.FindAllStringSubmatch(m[1], -1) {
+		for _, a := range amountRE().FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.ParseFloat(a[1], 64)
 			unit := map[string]time.Duration{"h": time.Hour, "m": time.Minute, "s": time.Second}[strings.ToLower(a[2])]
 			d += time.Duration(n * float64(unit))
@@ -126,7 +141,7 @@ func resetTime(text string, now time.Time) time.Time {
 			return now.Add(d)
 		}
 	}
-	if m := atRE.FindStringSubmatch(text); m != nil {
+	if m := atRE().FindStringSubmatch(text); m != nil {
 		hour, _ := strconv.Atoi(m[1])
 		minute, _ := strconv.Atoi(m[2])
 		switch strings.ToLower(m[3]) {

@@ -109,6 +109,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer ledger.Close()
+	if err := o.recover(ctx, ledger); err != nil {
+		return err
+	}
 
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
@@ -358,13 +361,19 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
 		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
+	// From the marker on, the iteration ends in an entry, whatever
+	// happens: if not written by this ralph, then by the next (see recover).
+	// The guard's snapshot is taken after it, so the marker is no change.
+	if err := it.ledger.Begin(progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC()}); err != nil {
+		return err
+	}
 	snap, err := takeSnapshot(ctx, o)
 	if err != nil {
-		return err
+		return it.failed(err)
 	}
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
 	if err != nil {
-		return err
+		return it.failed(err)
 	}
 	e := &it.entry
 	e.AgentExit = res.ExitCode

@@ -121,11 +121,14 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 }
 
 // previousAttempt finds the story's last ledger entry, reading back from the
-// end of the ledger only as far as maxHistoryScan.
+// end of the ledger only as far as maxHistoryScan. A story's first attempt
+// has none, and the search reads that far every time: it reads only the
+// entries' start markers, and parses the one entry it finds.
 func previousAttempt(path, storyID string) (*progress.Entry, error) {
 	var found *progress.Entry
-	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
-		if e.StoryID == storyID && isAttempt(e.Outcome) {
+	err := progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
+		if h.StoryID == storyID && isAttempt(h.Outcome) {
+			e := h.Entry()
 			found = &e
 			return false
 		}

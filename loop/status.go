@@ -50,14 +50,16 @@ func Status(dir string) (StatusReport, error) {
 	if next := f.Next(); next != nil && !f.Done() {
 		r.Next = next.ID
 	}
-	last := map[string]progress.Entry{}
-	var newest *progress.Entry
-	err = progress.TailFunc(o.path(ProgressFile), maxHistoryScan, func(e progress.Entry) bool {
+	// Each story's last outcome is in its last entry's start marker: the
+	// entries are not parsed, but the newest, for the run's totals.
+	last := map[string]progress.Head{}
+	var newest *progress.Head
+	err = progress.TailHeads(o.path(ProgressFile), maxHistoryScan, func(h progress.Head) bool {
 		if newest == nil {
-			newest = &e
+			newest = &h
 		}
-		if _, ok := last[e.StoryID]; !ok {
-			last[e.StoryID] = e
+		if _, ok := last[h.StoryID]; !ok {
+			last[h.StoryID] = h
 		}
 		return len(last) < len(f.Stories)
 	})
@@ -65,25 +67,27 @@ func Status(dir string) (StatusReport, error) {
 		return StatusReport{}, err
 	}
 	if newest != nil {
-		t := newest.Totals
+		t := newest.Entry().Totals
 		r.Totals = Totals{Iterations: t.Iterations, Tokens: t.Tokens, CostUSD: t.CostUSD, ElapsedSeconds: t.Elapsed.Seconds()}
 	}
-	for _, s := range f.Stories {
-		sr := storyReport(f, s)
-		if e, ok := last[s.ID]; ok {
-			sr.LastOutcome, sr.LastIteration = e.Outcome, e.Iteration
+	states := f.States()
+	r.Stories = make([]StoryReport, 0, len(f.Stories))
+	for i, s := range f.Stories {
+		sr := storyReport(s, states[i])
+		if h, ok := last[s.ID]; ok {
+			sr.LastOutcome, sr.LastIteration = h.Outcome, h.Iteration
 		}
 		r.Stories = append(r.Stories, sr)
 	}
 	return r, nil
 }
 
-func storyReport(f *prd.File, s *prd.Story) StoryReport {
+func storyReport(s *prd.Story, state string) StoryReport {
 	return StoryReport{
 		ID:        s.ID,
 		Title:     s.Title,
 		Priority:  s.Priority,
-		State:     f.State(s),
+		State:     state,
 		Attempts:  s.Attempts,
 		Blocked:   s.Blocked,
 		Failed:    s.Failed,

@@ -1,18 +1,21 @@
 package prd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // key is a member of a JSON object that this package knows: how to decode it
 // into a T, and how to read it back for Marshal.
 type key[T any] struct {
 	name   string
-	decode func(d *decoder, t *T, v []byte, off int, path string)
+	decode func(d *decoder, t *T, v []byte, off int)
 	// get returns the value to write and whether to add the key when the
 	// object lacks it. A nil value removes the key.
 	get func(t *T) (v any, add bool)
@@ -21,39 +24,39 @@ type key[T any] struct {
 // fileKeys are the top-level keys, in the order Marshal adds missing ones.
 var fileKeys = []key[File]{
 	{"project",
-		func(d *decoder, f *File, v []byte, off int, path string) { f.Project = d.string(v, off, path) },
+		func(d *decoder, f *File, v []byte, off int) { f.Project = d.string(v, off) },
 		func(f *File) (any, bool) { return f.Project, f.Project != "" }},
 	{"branchName",
-		func(d *decoder, f *File, v []byte, off int, path string) { f.BranchName = d.string(v, off, path) },
+		func(d *decoder, f *File, v []byte, off int) { f.BranchName = d.string(v, off) },
 		func(f *File) (any, bool) { return f.BranchName, f.BranchName != "" }},
 	{"description",
-		func(d *decoder, f *File, v []byte, off int, path string) { f.Description = d.string(v, off, path) },
+		func(d *decoder, f *File, v []byte, off int) { f.Description = d.string(v, off) },
 		func(f *File) (any, bool) { return f.Description, f.Description != "" }},
 	{"userStories",
-		func(d *decoder, f *File, v []byte, off int, path string) { f.Stories = d.stories(v, off, path) },
-		func(f *File) (any, bool) { return storiesJSON(f.Stories), true }},
+		func(d *decoder, f *File, v []byte, off int) { f.Stories = d.stories(v, off) },
+		func(f *File) (any, bool) { return storyList(f.Stories), true }},
 }
 
 // storyKeys are the keys of a story, in the order Marshal adds missing ones:
 // the status keys come last, so a story that gains status keeps its look.
 var storyKeys = []key[Story]{
 	{"id",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.ID = d.string(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.ID = d.string(v, off) },
 		func(s *Story) (any, bool) { return s.ID, s.ID != "" }},
 	{"title",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Title = d.string(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Title = d.string(v, off) },
 		func(s *Story) (any, bool) { return s.Title, s.Title != "" }},
 	{"description",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Description = d.string(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Description = d.string(v, off) },
 		func(s *Story) (any, bool) { return s.Description, s.Description != "" }},
 	{"acceptanceCriteria",
-		func(d *decoder, s *Story, v []byte, off int, path string) {
-			s.AcceptanceCriteria = d.strings(v, off, path)
+		func(d *decoder, s *Story, v []byte, off int) {
+			s.AcceptanceCriteria = d.strings(v, off)
 		},
 		func(s *Story) (any, bool) { return s.AcceptanceCriteria, len(s.AcceptanceCriteria) > 0 }},
 	{"priority",
-		func(d *decoder, s *Story, v []byte, off int, path string) {
-			s.Priority, s.HasPriority = d.int(v, off, path)
+		func(d *decoder, s *Story, v []byte, off int) {
+			s.Priority, s.HasPriority = d.int(v, off)
 		},
 		func(s *Story) (any, bool) {
 			if !s.HasPriority {
@@ -62,28 +65,28 @@ var storyKeys = []key[Story]{
 			return s.Priority, true
 		}},
 	{"notes",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Notes = d.string(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Notes = d.string(v, off) },
 		func(s *Story) (any, bool) { return s.Notes, s.Notes != "" }},
 	{"checks",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Checks = d.strings(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Checks = d.strings(v, off) },
 		func(s *Story) (any, bool) { return s.Checks, len(s.Checks) > 0 }},
 	{"dependsOn",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.DependsOn = d.strings(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.DependsOn = d.strings(v, off) },
 		func(s *Story) (any, bool) { return s.DependsOn, len(s.DependsOn) > 0 }},
 	{"passes",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Passes = d.bool(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Passes = d.bool(v, off) },
 		func(s *Story) (any, bool) { return s.Passes, s.Passes }},
 	{"attempts",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Attempts, _ = d.int(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Attempts, _ = d.int(v, off) },
 		func(s *Story) (any, bool) { return s.Attempts, s.Attempts != 0 }},
 	{"blocked",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Blocked = d.string(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Blocked = d.string(v, off) },
 		func(s *Story) (any, bool) { return s.Blocked, s.Blocked != "" }},
 	{"failed",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Failed = d.failed(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Failed = d.failed(v, off) },
 		func(s *Story) (any, bool) { return s.Failed, s.Failed != "" }},
 	{"answers",
-		func(d *decoder, s *Story, v []byte, off int, path string) { s.Answers = d.answers(v, off, path) },
+		func(d *decoder, s *Story, v []byte, off int) { s.Answers = d.answers(v, off) },
 		func(s *Story) (any, bool) { return s.Answers, len(s.Answers) > 0 }},
 }
 
@@ -98,17 +101,161 @@ func lookup[T any](keys []key[T], name string) *key[T] {
 // Parse decodes and validates the contents of a prd.json file. Messages name
 // the file as name, usually the path as the user gave it. All problems are
 // reported at once, one per line.
+//
+// The loop reads the same prd.json several times in an iteration (to pick a
+// story, to guard the file, to record the verdict), so Parse remembers the
+// last text it decoded without error: the same text again costs a copy of
+// what came out, not a second parse.
 func Parse(data []byte, name string) (*File, error) {
-	// encoding/json checks the syntax, so the walk below can trust it.
-	var raw json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		var serr *json.SyntaxError
-		if errors.As(err, &serr) {
-			return nil, fmt.Errorf("%s: %w", at(name, data, syntaxOffset(data, serr)), serr)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+	last.Lock()
+	if last.file != nil && bytes.Equal(data, last.data) {
+		f := last.file.clone()
+		last.Unlock()
+		return f, nil
 	}
-	d := &decoder{data: data, name: name}
+	last.Unlock()
+	// The File keeps pieces of the text: it gets a copy of its own, so that
+	// what the caller does with data later cannot change it.
+	data = bytes.Clone(data)
+	f, err := parse(data, name)
+	if err != nil {
+		return nil, err
+	}
+	last.Lock()
+	last.data, last.file = data, f.clone()
+	last.Unlock()
+	return f, nil
+}
+
+// last is the text Parse decoded last, and what came out, unchanged; or
+// the text Save wrote last, and what Parse would make of it.
+var last struct {
+	sync.Mutex
+	data []byte
+	file *File
+}
+
+// remember tells Parse what data, the text f was just saved as, decodes to,
+// so that reading the file back in the next iteration costs no parse. The
+// stories that Marshal wrote as they were parsed are known; the others, and
+// the header, are decoded from their text in data, which is all a parse of
+// data would do with them. A file that would not validate is not
+// remembered: Parse must report it.
+func remember(data []byte, f *File, l *layout) {
+	if len(l.stories) != len(f.Stories) {
+		return
+	}
+	g := &File{raw: data, canonical: true}
+	for _, m := range l.members {
+		fl := field{key: m.key, rawKey: data[m.keyStart:m.keyEnd], value: data[m.start:m.end], off: m.start}
+		g.fields = append(g.fields, fl)
+		if m.key == "userStories" {
+			continue
+		}
+		// A member of the header is decoded on its own.
+		d := &decoder{text: newText(fl.value), name: "prd.json"}
+		decodeObject(d, g, []field{{key: fl.key, value: fl.value}}, fileKeys)
+		if len(d.errs) > 0 {
+			return
+		}
+	}
+	g.orig = &File{Project: g.Project, BranchName: g.BranchName, Description: g.Description}
+	live := make([]Story, len(f.Stories))
+	orig := make([]Story, len(f.Stories))
+	g.Stories = make([]*Story, len(f.Stories))
+	for i, s := range f.Stories {
+		sp, st := l.stories[i], &live[i]
+		raw := data[sp.start:sp.end]
+		if sp.asParsed {
+			// What was parsed; the File is never handed out, only
+			// copies of it, so sharing with f is safe.
+			*st = *s.orig
+			st.orig = s.orig
+		} else {
+			d := &decoder{text: newText(raw), name: "prd.json"}
+			decodeObject(d, st, d.fields(0, nil), storyKeys)
+			if len(d.errs) > 0 {
+				return
+			}
+			o := &orig[i]
+			*o = *st
+			o.AcceptanceCriteria = d.clone(st.AcceptanceCriteria)
+			o.Checks = d.clone(st.Checks)
+			o.DependsOn = d.clone(st.DependsOn)
+			o.Answers = slices.Clone(st.Answers)
+			st.orig = o
+		}
+		st.raw, st.canonical = raw, true
+		g.Stories[i] = st
+	}
+	if g.validate("prd.json", true) != nil {
+		return
+	}
+	last.Lock()
+	last.data, last.file = data, g
+	last.Unlock()
+}
+
+// clone returns a copy of f that shares nothing a caller can change with
+// it: the stories and their slices are copied, the text and what was
+// parsed from it (which nothing changes) are shared.
+func (f *File) clone() *File {
+	c := *f
+	n := 0
+	for _, s := range f.Stories {
+		n += len(s.AcceptanceCriteria) + len(s.Checks) + len(s.DependsOn)
+	}
+	slab := make([]string, n)
+	cut := func(ss []string) []string {
+		if ss == nil {
+			return nil
+		}
+		if len(ss) == 0 {
+			return []string{}
+		}
+		c := slab[:len(ss):len(ss)]
+		copy(c, ss)
+		slab = slab[len(ss):]
+		return c
+	}
+	live := make([]Story, len(f.Stories))
+	c.Stories = make([]*Story, len(f.Stories))
+	for i, s := range f.Stories {
+		l := &live[i]
+		*l = *s
+		l.AcceptanceCriteria = cut(s.AcceptanceCriteria)
+		l.Checks = cut(s.Checks)
+		l.DependsOn = cut(s.DependsOn)
+		l.Answers = slices.Clone(s.Answers)
+		c.Stories[i] = l
+	}
+	if f.Stories == nil {
+		c.Stories = nil
+	}
+	return &c
+}
+
+func parse(data []byte, name string) (*File, error) {
+	// The syntax is checked first, so that the walk below can trust it;
+	// encoding/json has the last word on text scan turns down, and words
+	// the error.
+	opens, ends, canonical, ok := scan(data)
+	if !ok {
+		var raw json.RawMessage
+		if err := json.Unmarshal(data, &raw); err != nil {
+			var serr *json.SyntaxError
+			if errors.As(err, &serr) {
+				return nil, fmt.Errorf("%s: %w", at(name, data, syntaxOffset(data, serr)), serr)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	// The decoded strings are substrings of one copy of the text: a file
+	// of ten thousand stories costs one allocation for its text, not one
+	// per string.
+	t := newText(data)
+	t.opens, t.ends, t.canonical = opens, ends, canonical
+	d := &decoder{text: t, name: name}
 	f := d.file(skipSpace(data, 0))
 	if len(d.errs) > 0 {
 		// Checking the meaning of a file of the wrong shape would only add noise.
@@ -123,78 +270,149 @@ func Parse(data []byte, name string) (*File, error) {
 // decoder turns the raw JSON of a prd.json into a File, collecting an error
 // for every value of the wrong type.
 type decoder struct {
-	data       []byte
+	text
 	name       string
 	errs       []error
 	hasStories bool // the file has a userStories member that is not null
+	// path is the JSON path of the value being decoded, for messages: it
+	// is kept as a stack and spelt out only when there is an error.
+	path []step
+	// scratch holds the elements of an array of strings while it is
+	// decoded, members the members of a story.
+	scratch []element
+	members []field
+	// slab is where the slices of strings are cut from.
+	slab []string
 }
 
-// errorf records an error about the value at offset off, whose JSON path is path.
-func (d *decoder) errorf(off int, path, format string, args ...any) {
+// step is a member name or an array index in a JSON path.
+type step struct {
+	key   string
+	index int // when key is ""
+}
+
+func (d *decoder) push(key string) { d.path = append(d.path, step{key: key}) }
+func (d *decoder) pushIndex(i int) { d.path = append(d.path, step{index: i}) }
+func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+
+// pathString spells out the path, as in "userStories[0].acceptanceCriteria[1]".
+func (d *decoder) pathString() string {
+	var b strings.Builder
+	for i, s := range d.path {
+		switch {
+		case s.key == "":
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case i > 0:
+			b.WriteString("." + s.key)
+		default:
+			b.WriteString(s.key)
+		}
+	}
+	return b.String()
+}
+
+// errorf records an error about the value at offset off, at the current path.
+func (d *decoder) errorf(off int, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if path != "" {
+	if path := d.pathString(); path != "" {
 		msg = path + ": " + msg
 	}
 	d.errs = append(d.errs, fmt.Errorf("%s: %s", at(d.name, d.data, off), msg))
 }
 
 func (d *decoder) file(off int) *File {
-	v := d.data[off:valueEnd(d.data, off)]
-	if v[0] != '{' {
-		d.errorf(off, "", "want an object, got %s", kind(v))
+	if d.data[off] != '{' {
+		d.errorf(off, "want an object, got %s", kind(d.data[off:]))
 		return nil
 	}
-	f := &File{fields: fields(d.data, off)}
-	decodeObject(d, f, f.fields, fileKeys, "")
+	f := &File{fields: d.fields(off, nil), raw: d.data, canonical: d.canonical}
+	decodeObject(d, f, f.fields, fileKeys)
 	f.orig = &File{Project: f.Project, BranchName: f.BranchName, Description: f.Description}
 	return f
 }
 
-func (d *decoder) stories(v []byte, off int, path string) []*Story {
+func (d *decoder) stories(v []byte, off int) []*Story {
 	switch v[0] {
 	case 'n':
 		return nil
 	case '[':
 	default:
-		d.errorf(off, path, "want an array, got %s", kind(v))
+		d.errorf(off, "want an array, got %s", kind(v))
 		return nil
 	}
 	d.hasStories = true
-	var stories []*Story
-	for i, e := range elements(d.data, off) {
-		path := fmt.Sprintf("%s[%d]", path, i)
+	es := d.elements(off, nil)
+	// The stories and the copies that tell what changed are allocated
+	// together, not one by one: a file of thousands of stories is read
+	// in every iteration.
+	live := make([]Story, len(es))
+	orig := make([]Story, len(es))
+	stories := make([]*Story, 0, len(es))
+	for i, e := range es {
+		d.pushIndex(i)
 		if e.value[0] != '{' {
-			d.errorf(e.off, path, "want an object, got %s", kind(e.value))
+			d.errorf(e.off, "want an object, got %s", kind(e.value))
+			d.pop()
 			continue
 		}
-		s := &Story{fields: fields(d.data, e.off)}
-		decodeObject(d, s, s.fields, storyKeys, path)
-		s.orig = s.clone()
+		s := &live[i]
+		s.raw, s.canonical = e.value, d.canonical
+		d.members = d.fields(e.off, d.members[:0])
+		decodeObject(d, s, d.members, storyKeys)
+		o := &orig[i]
+		*o = *s
+		o.AcceptanceCriteria = d.clone(s.AcceptanceCriteria)
+		o.Checks = d.clone(s.Checks)
+		o.DependsOn = d.clone(s.DependsOn)
+		o.Answers = slices.Clone(s.Answers)
+		o.raw = nil
+		s.orig = o
 		stories = append(stories, s)
+		d.pop()
 	}
 	return stories
 }
 
+// strs returns an empty slice with room for n strings, cut from a larger
+// allocation that no other slice shares room with.
+func (d *decoder) strs(n int) []string {
+	if n == 0 {
+		return []string{}
+	}
+	if n > len(d.slab) {
+		d.slab = make([]string, max(n, 1024))
+	}
+	s := d.slab[:0:n]
+	d.slab = d.slab[n:]
+	return s
+}
+
+// clone returns a copy of ss that shares no memory with it.
+func (d *decoder) clone(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	return append(d.strs(len(ss)), ss...)
+}
+
 // decodeObject decodes the members of an object that keys knows into t.
-func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T], path string) {
-	seen := make(map[string]bool)
+func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
+	var seen uint64 // by index in keys
 	for _, f := range fs {
-		k := lookup(keys, f.key)
-		if k == nil {
+		i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == f.key })
+		if i < 0 {
 			continue
 		}
-		p := f.key
-		if path != "" {
-			p = path + "." + f.key
-		}
+		d.push(f.key)
 		// encoding/json would let the last one win, silently; a human
 		// editing prd.json more likely made a mistake.
-		if seen[f.key] {
-			d.errorf(f.off, p, "duplicate key")
-			continue
+		if seen&(1<<i) != 0 {
+			d.errorf(f.off, "duplicate key")
+		} else {
+			seen |= 1 << i
+			keys[i].decode(d, t, f.value, f.off)
 		}
-		seen[f.key] = true
-		k.decode(d, t, f.value, f.off, p)
+		d.pop()
 	}
 }
 
@@ -205,127 +423,132 @@ func (s *Story) clone() *Story {
 	c.Checks = slices.Clone(s.Checks)
 	c.DependsOn = slices.Clone(s.DependsOn)
 	c.Answers = slices.Clone(s.Answers)
-	c.fields, c.orig = nil, nil
+	c.orig, c.raw = nil, nil
 	return &c
 }
 
 // The methods below decode one value each. null counts as absent, as it does
 // for encoding/json.
 
-func (d *decoder) string(v []byte, off int, path string) string {
+func (d *decoder) string(v []byte, off int) string {
 	switch v[0] {
 	case 'n':
 		return ""
 	case '"':
-		var s string
-		// v is a valid JSON string, so this cannot fail.
-		_ = json.Unmarshal(v, &s)
-		return s
+		return unquote(d.src, v, off, d.plain)
 	}
-	d.errorf(off, path, "want a string, got %s", kind(v))
+	d.errorf(off, "want a string, got %s", kind(v))
 	return ""
 }
 
-func (d *decoder) strings(v []byte, off int, path string) []string {
+func (d *decoder) strings(v []byte, off int) []string {
 	switch v[0] {
 	case 'n':
 		return nil
 	case '[':
 	default:
-		d.errorf(off, path, "want an array, got %s", kind(v))
+		d.errorf(off, "want an array, got %s", kind(v))
 		return nil
 	}
-	ss := []string{}
-	for i, e := range elements(d.data, off) {
-		p := fmt.Sprintf("%s[%d]", path, i)
+	d.scratch = d.elements(off, d.scratch[:0])
+	ss := d.strs(len(d.scratch))
+	for i, e := range d.scratch {
 		if e.value[0] != '"' {
-			d.errorf(e.off, p, "want a string, got %s", kind(e.value))
+			d.pushIndex(i)
+			d.errorf(e.off, "want a string, got %s", kind(e.value))
+			d.pop()
 			continue
 		}
-		ss = append(ss, d.string(e.value, e.off, p))
+		ss = append(ss, unquote(d.src, e.value, e.off, d.plain))
 	}
 	return ss
 }
 
 // answers decodes the answers key: an array of {"question", "answer"}
 // objects. Other members of an answer are ignored.
-func (d *decoder) answers(v []byte, off int, path string) []Answer {
+func (d *decoder) answers(v []byte, off int) []Answer {
 	switch v[0] {
 	case 'n':
 		return nil
 	case '[':
 	default:
-		d.errorf(off, path, "want an array, got %s", kind(v))
+		d.errorf(off, "want an array, got %s", kind(v))
 		return nil
 	}
 	as := []Answer{}
-	for i, e := range elements(d.data, off) {
-		p := fmt.Sprintf("%s[%d]", path, i)
+	for i, e := range d.elements(off, nil) {
+		d.pushIndex(i)
 		if e.value[0] != '{' {
-			d.errorf(e.off, p, "want an object with a question and an answer, got %s", kind(e.value))
+			d.errorf(e.off, "want an object with a question and an answer, got %s", kind(e.value))
+			d.pop()
 			continue
 		}
 		var a Answer
-		for _, f := range fields(d.data, e.off) {
+		for _, f := range d.fields(e.off, nil) {
 			switch f.key {
 			case "question":
-				a.Question = d.string(f.value, f.off, p+".question")
+				d.push("question")
+				a.Question = d.string(f.value, f.off)
+				d.pop()
 			case "answer":
-				a.Answer = d.string(f.value, f.off, p+".answer")
+				d.push("answer")
+				a.Answer = d.string(f.value, f.off)
+				d.pop()
 			}
 		}
 		as = append(as, a)
+		d.pop()
 	}
 	return as
 }
 
 // int decodes an integer; ok is false when the value is absent.
-func (d *decoder) int(v []byte, off int, path string) (n int, ok bool) {
+func (d *decoder) int(v []byte, off int) (n int, ok bool) {
 	switch kind(v) {
 	case "null":
 		return 0, false
 	case "number":
 	default:
-		d.errorf(off, path, "want a number, got %s", kind(v))
+		d.errorf(off, "want a number, got %s", kind(v))
 		return 0, false
 	}
 	n, err := strconv.Atoi(string(v))
 	if errors.Is(err, strconv.ErrRange) {
-		d.errorf(off, path, "%s is out of range", v)
+		d.errorf(off, "%s is out of range", v)
 		return 0, false
 	}
 	if err != nil {
-		d.errorf(off, path, "want an integer, got %s", v)
+		d.errorf(off, "want an integer, got %s", v)
 		return 0, false
 	}
 	return n, true
 }
 
-func (d *decoder) bool(v []byte, off int, path string) bool {
+func (d *decoder) bool(v []byte, off int) bool {
 	switch kind(v) {
 	case "null":
 		return false
 	case "boolean":
 		return v[0] == 't'
 	}
-	d.errorf(off, path, "want a boolean, got %s", kind(v))
+	d.errorf(off, "want a boolean, got %s", kind(v))
 	return false
 }
 
 // failed decodes the failed key: the reason a story was given up. A boolean is
 // accepted too, as hand-written files may have it: true reads as "failed".
-func (d *decoder) failed(v []byte, off int, path string) string {
+func (d *decoder) failed(v []byte, off int) string {
 	switch kind(v) {
 	case "null":
 		return ""
 	case "string":
-		return d.string(v, off, path)
+		return d.string(v, off)
 	case "boolean":
 		if v[0] == 't' {
 			return "failed"
 		}
 		return ""
 	}
-	d.errorf(off, path, "want a string or a boolean, got %s", kind(v))
+	d.errorf(off, "want a string or a boolean, got %s", kind(v))
 	return ""
 }

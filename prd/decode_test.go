@@ -11,7 +11,7 @@ import (
 // exported returns the exported fields of s, for comparisons.
 func exported(s *Story) Story {
 	c := *s
-	c.fields, c.orig = nil, nil
+	c.orig, c.raw, c.canonical = nil, nil, false
 	return c
 }
 

@@ -50,9 +50,9 @@ func (f *File) AddStory(s Story) *Story {
 	b.WriteByte('}')
 	// Decoding the text gives the new story the raw members that Marshal
 	// writes back, in this order.
-	d := &decoder{data: b.Bytes(), name: "new story"}
-	ns := &Story{fields: fields(d.data, 0)}
-	decodeObject(d, ns, ns.fields, storyKeys, "")
+	d := &decoder{text: newText(b.Bytes()), name: "new story"}
+	ns := &Story{raw: d.data}
+	decodeObject(d, ns, d.fields(0, nil), storyKeys)
 	ns.orig = ns.clone()
 	f.Stories = append(f.Stories, ns)
 	return ns

@@ -3,9 +3,11 @@ package prd
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 )
+
+// storyList is the value of the userStories key, written story by story.
+type storyList []*Story
 
 // Marshal encodes f as prd.json: keys in their original order, members this
 // package does not know as they were, and each known field from f and its
@@ -14,72 +16,234 @@ import (
 // back byte for byte. Keys a story lacked are added at the end of it, only when
 // their value is not zero. The output is indented with 2 spaces and ends with
 // a newline.
+//
+// The output is what json.Indent makes of the members put together, written
+// directly: a value copied from a file that was in the canonical form is
+// already indented and is copied as it is, so saving a large file that
+// ralph wrote before costs little more than copying it.
 func (f *File) Marshal() ([]byte, error) {
-	var compact bytes.Buffer
-	writeObject(&compact, f, f.orig, f.fields, fileKeys)
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
-		// Every piece was valid JSON: this is a bug, not bad input.
-		return nil, fmt.Errorf("marshal: %w", err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	b, _ := f.marshal()
+	return b, nil
 }
 
-// storiesJSON encodes stories as a compact JSON array.
-func storiesJSON(stories []*Story) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, s := range stories {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeObject(&b, s, s.orig, s.fields, storyKeys)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
+// marshal is Marshal, saying where in the output each top-level member and
+// each story went.
+func (f *File) marshal() ([]byte, *layout) {
+	l := &layout{}
+	b := make([]byte, 0, len(f.raw)+len(f.raw)/8+1024)
+	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
+	return append(b, '\n'), l
 }
 
-// writeObject writes t as a compact JSON object with the members fs it was
-// parsed from, known keys taken from t where they differ from orig (all of
-// them if orig is nil), then the known keys fs lacks.
-func writeObject[T any](b *bytes.Buffer, t, orig *T, fs []field, keys []key[T]) {
+// layout is where Marshal put the parts of a File in its output.
+type layout struct {
+	members []span // the top-level members
+	stories []span // the stories, in order
+}
+
+// span is a part of Marshal's output: for a member, its key and value; for
+// a story, its text, and whether that is the story's text as it was parsed.
+type span struct {
+	key              string
+	keyStart, keyEnd int
+	start, end       int
+	asParsed         bool
+}
+
+// appendObject appends t as an indented JSON object whose opening brace is at
+// nesting depth depth, with the members fs it was parsed from, known keys
+// taken from t where they differ from orig (all of them if orig is nil),
+// then the known keys fs lacks. canonical says that the raw values in fs are
+// indented already.
+//
+// When l is not nil, the members' places are noted in it.
+func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth int, canonical bool, l *layout) []byte {
 	n := 0
-	member := func(k, v []byte) {
+	member := func(k []byte) {
 		if n > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		n++
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+		b = newline(b, depth+1)
+		if l != nil {
+			l.members = append(l.members, span{keyStart: len(b), keyEnd: len(b) + len(k), start: len(b) + len(k) + 2})
+		}
+		b = append(b, k...)
+		b = append(b, ':', ' ')
 	}
-	b.WriteByte('{')
-	seen := make(map[string]bool)
+	// ended notes where the member just written ends.
+	ended := func(key string) {
+		if l != nil {
+			m := &l.members[len(l.members)-1]
+			m.key, m.end = key, len(b)
+		}
+	}
+	b = append(b, '{')
+	var seen uint64 // by index in keys
 	for _, f := range fs {
-		k := lookup(keys, f.key)
-		if k == nil {
-			member(f.rawKey, f.value)
+		i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == f.key })
+		if i < 0 {
+			member(f.rawKey)
+			b = appendRaw(b, f.value, depth+1, canonical)
+			ended(f.key)
 			continue
 		}
-		seen[f.key] = true
+		seen |= 1 << i
+		k := &keys[i]
 		v, _ := k.get(t)
 		if orig != nil {
 			if was, _ := k.get(orig); same(v, was) {
-				member(f.rawKey, f.value)
+				member(f.rawKey)
+				b = appendRaw(b, f.value, depth+1, canonical)
+				ended(f.key)
 				continue
 			}
 		}
 		if v != nil {
-			member(f.rawKey, encode(v))
+			member(f.rawKey)
+			b = appendValue(b, v, depth+1, l)
+			ended(f.key)
 		}
 	}
-	for _, k := range keys {
-		if v, add := k.get(t); add && !seen[k.name] {
-			member(encode(k.name), encode(v))
+	for i, k := range keys {
+		if v, add := k.get(t); add && seen&(1<<i) == 0 {
+			member(encode(k.name))
+			b = appendValue(b, v, depth+1, l)
+			ended(k.name)
 		}
 	}
-	b.WriteByte('}')
+	if n > 0 {
+		b = newline(b, depth)
+	}
+	return append(b, '}')
+}
+
+// appendStory appends s as an indented JSON object at nesting depth depth.
+// A story that did not change is its text as parsed.
+func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
+	start := len(b)
+	unchanged := s.unchanged()
+	if unchanged {
+		b = appendRaw(b, s.raw, depth, s.canonical)
+	} else {
+		var fs []field
+		if s.raw != nil {
+			fs = fieldsOf(s.raw)
+		}
+		b = appendObject(b, s, s.orig, fs, storyKeys, depth, s.canonical, nil)
+	}
+	if l != nil {
+		l.stories = append(l.stories, span{start: start, end: len(b), asParsed: unchanged})
+	}
+	return b
+}
+
+// unchanged reports whether no exported field of s differs from what was
+// parsed; Marshal would then write the members as they were, which is the
+// story's own text.
+func (s *Story) unchanged() bool {
+	o := s.orig
+	return o != nil && s.raw != nil &&
+		s.ID == o.ID && s.Title == o.Title && s.Description == o.Description &&
+		slices.Equal(s.AcceptanceCriteria, o.AcceptanceCriteria) &&
+		s.Priority == o.Priority && s.HasPriority == o.HasPriority && s.Notes == o.Notes &&
+		slices.Equal(s.Checks, o.Checks) && slices.Equal(s.DependsOn, o.DependsOn) &&
+		s.Status() == o.Status() && slices.Equal(s.Answers, o.Answers)
+}
+
+// appendRaw appends a value as parsed, at nesting depth depth: as it is
+// when its text is indented already, re-indented otherwise.
+func appendRaw(b, v []byte, depth int, canonical bool) []byte {
+	if canonical {
+		return append(b, v...)
+	}
+	return appendIndent(b, v, depth)
+}
+
+// appendValue appends a value returned by a key's get at nesting depth depth,
+// noting where the stories went in l, if not nil.
+func appendValue(b []byte, v any, depth int, l *layout) []byte {
+	stories, ok := v.(storyList)
+	if !ok {
+		return appendIndent(b, encode(v), depth)
+	}
+	if len(stories) == 0 {
+		return append(b, '[', ']')
+	}
+	b = append(b, '[')
+	for i, s := range stories {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = newline(b, depth+1)
+		b = appendStory(b, s, depth+1, l)
+	}
+	b = newline(b, depth)
+	return append(b, ']')
+}
+
+// newline starts a line indented for nesting depth depth.
+func newline(b []byte, depth int) []byte {
+	b = append(b, '\n')
+	for range depth {
+		b = append(b, ' ', ' ')
+	}
+	return b
+}
+
+// appendIndent appends the valid JSON value v, which starts at nesting depth
+// depth, indented as json.Indent(dst, v, "", "  ") would indent it there:
+// each member and element on a line of its own, empty objects and arrays
+// as {} and [], a space after each colon, strings as they are.
+func appendIndent(b, v []byte, depth int) []byte {
+	pending := false // an object or array was opened: its first line is due
+	for i := 0; i < len(v); {
+		c := v[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			i++
+			continue
+		}
+		if pending && c != '}' && c != ']' {
+			b = newline(b, depth)
+			pending = false
+		}
+		switch c {
+		case '"':
+			end := stringEnd(v, i)
+			b = append(b, v[i:end]...)
+			i = end
+		case '{', '[':
+			b = append(b, c)
+			depth++
+			pending = true
+			i++
+		case '}', ']':
+			depth--
+			if pending {
+				pending = false // empty
+			} else {
+				b = newline(b, depth)
+			}
+			b = append(b, c)
+			i++
+		case ',':
+			b = append(b, ',')
+			b = newline(b, depth)
+			i++
+		case ':':
+			b = append(b, ':', ' ')
+			i++
+		default: // a number or a literal
+			j := i
+			for j < len(v) && !isDelim(v[j]) {
+				j++
+			}
+			b = append(b, v[i:j]...)
+			i = j
+		}
+	}
+	return b
 }
 
 // same reports whether two values returned by a key's get are equal.
@@ -91,18 +255,17 @@ func same(a, b any) bool {
 	case []Answer:
 		b, ok := b.([]Answer)
 		return ok && slices.Equal(a, b)
-	case json.RawMessage:
-		return false // always rewritten from its parts
+	case storyList:
+		return false // always written story by story
 	}
 	return a == b
 }
 
-// encode encodes a value returned by a key's get. Unlike json.Marshal it leaves
-// <, > and & alone: prd.json is read by people, not by browsers.
+// encode encodes a value returned by a key's get, compactly. Unlike
+// json.Marshal it leaves <, > and & alone: prd.json is read by people, not by
+// browsers.
 func encode(v any) []byte {
 	switch v := v.(type) {
-	case json.RawMessage:
-		return v
 	case []string:
 		if v == nil {
 			v = []string{}

@@ -20,6 +20,10 @@ type File struct {
 
 	fields []field // top-level members as parsed, in order
 	orig   *File   // the header as parsed, to tell which fields changed
+	raw    []byte  // the text as parsed
+	// canonical: raw is laid out as Marshal writes it, so its values can
+	// be copied as they are.
+	canonical bool
 }
 
 // Story is one user story of a File.
@@ -45,8 +49,9 @@ type Story struct {
 	// not part of Status: an answer is kept however the status changes.
 	Answers []Answer
 
-	fields []field // members as parsed, in order
-	orig   *Story  // the story as parsed, to tell which fields changed
+	orig      *Story // the story as parsed, to tell which fields changed
+	raw       []byte // the story's text as parsed: its members, in order
+	canonical bool   // raw is laid out as Marshal writes it
 }
 
 // Answer is a person's answer to a question a story was blocked on.
@@ -85,6 +90,11 @@ const (
 // State returns the state of s, a story of f: "done", "failed", "blocked",
 // "waiting" or "todo". The first that applies wins, in that order.
 func (f *File) State(s *Story) string {
+	return f.state(s, f.Story)
+}
+
+// state is State, finding the stories s depends on with story.
+func (f *File) state(s *Story, story func(id string) *Story) string {
 	switch {
 	case s.Passes:
 		return StateDone
@@ -94,11 +104,37 @@ func (f *File) State(s *Story) string {
 		return StateBlocked
 	}
 	for _, id := range s.DependsOn {
-		if dep := f.Story(id); dep == nil || !dep.Passes {
+		if dep := story(id); dep == nil || !dep.Passes {
 			return StateWaiting
 		}
 	}
 	return StateTodo
+}
+
+// States returns the state of every story, in order, as State would: for
+// a file of many stories, at a fraction of the cost.
+func (f *File) States() []string {
+	story := f.index()
+	states := make([]string, len(f.Stories))
+	for i, s := range f.Stories {
+		states[i] = f.state(s, story)
+	}
+	return states
+}
+
+// index returns a lookup of stories by id that answers as Story does, in
+// constant time; it is built only when some story has dependencies.
+func (f *File) index() func(id string) *Story {
+	if !slices.ContainsFunc(f.Stories, func(s *Story) bool { return len(s.DependsOn) > 0 }) {
+		return f.Story
+	}
+	byID := make(map[string]*Story, len(f.Stories))
+	for _, s := range f.Stories {
+		if _, dup := byID[s.ID]; !dup { // Story returns the first
+			byID[s.ID] = s
+		}
+	}
+	return func(id string) *Story { return byID[id] }
 }
 
 // Story returns the story with the given id, or nil if there is none.
@@ -117,11 +153,20 @@ func (f *File) Story(id string) *Story {
 // can be worked on.
 func (f *File) Next() *Story {
 	var best *Story
+	// Few stories need their dependencies looked up, usually: an index
+	// is built only when many do.
+	story, looked := f.Story, 0
 	for _, s := range f.Stories {
-		if f.State(s) != StateTodo {
-			continue
+		if s.Passes || s.Failed != "" || s.Blocked != "" {
+			continue // not todo, whatever its dependencies
 		}
-		if best == nil || before(s, best) {
+		if best != nil && !before(s, best) {
+			continue // cannot win, whatever its state
+		}
+		if looked++; looked == 16 {
+			story = f.index()
+		}
+		if f.state(s, story) == StateTodo {
 			best = s
 		}
 	}
@@ -164,9 +209,10 @@ func Load(path string) (*File, error) {
 // Save writes Marshal's output to path atomically: after a crash or a failed
 // write, path holds either the old file or the new one, whole.
 func (f *File) Save(path string) error {
-	data, err := f.Marshal()
-	if err != nil {
+	data, l := f.marshal()
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, 0o644)
+	remember(data, f, l)
+	return nil
 }

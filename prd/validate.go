@@ -22,7 +22,7 @@ func (f *File) validate(name string, listed bool) error {
 		add("userStories is empty: there is nothing to do")
 	}
 
-	count := make(map[string]int)
+	count := make(map[string]int, len(f.Stories))
 	for _, s := range f.Stories {
 		count[s.ID]++
 	}
@@ -34,7 +34,7 @@ func (f *File) validate(name string, listed bool) error {
 		return fmt.Sprintf("userStories[%d]", i)
 	}
 
-	first := make(map[string]int) // id -> index of the first story with it
+	first := make(map[string]int, len(f.Stories)) // id -> index of the first story with it
 	for i, s := range f.Stories {
 		label := storyName(i)
 		switch j, dup := first[s.ID]; {

@@ -3,6 +3,7 @@ package progress
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -44,34 +45,57 @@ func openLocked(path string) (*os.File, error) {
 // Append writes e at the end of the file with a single write call, then
 // syncs it to disk. If the file does not end in a newline (an earlier append
 // was torn), a newline is written first, so the entry's start marker begins a
-// line; a blank line separates the entry from what precedes it.
+// line; a blank line separates the entry from what precedes it, unless that
+// is the iteration's started marker (see Begin), which the entry follows
+// directly.
 func (l *Ledger) Append(e Entry) error {
+	if err := l.write(func(last []byte, whole bool) []byte {
+		var data []byte
+		if len(last) > 0 && !endsWithMark(last, whole) {
+			if last[len(last)-1] != '\n' {
+				data = append(data, '\n')
+			}
+			data = append(data, '\n')
+		}
+		return append(data, Format(e)...)
+	}); err != nil {
+		return fmt.Errorf("append to %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// lastWindow is how much of the end of the file write reads to decide how
+// the next record is separated from what precedes it.
+const lastWindow = 4 << 10
+
+// write appends what build returns, given the last bytes of the file (whole:
+// all of it), with a single write call, and syncs the file.
+func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
 	if err := l.reopenIfReplaced(); err != nil {
 		return err
 	}
 	st, err := l.f.Stat()
 	if err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
+		return err
 	}
-	var data []byte
-	if size := st.Size(); size > 0 {
-		last := make([]byte, 1)
-		if _, err := l.f.ReadAt(last, size-1); err != nil {
-			return fmt.Errorf("append to %s: %w", l.path, err)
-		}
-		if last[0] != '\n' {
-			data = append(data, '\n')
-		}
-		data = append(data, '\n')
+	last := make([]byte, min(st.Size(), lastWindow))
+	if _, err := l.f.ReadAt(last, st.Size()-int64(len(last))); err != nil {
+		return err
 	}
-	data = append(data, Format(e)...)
-	if _, err := l.f.Write(data); err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
+	if _, err := l.f.Write(build(last, int64(len(last)) == st.Size())); err != nil {
+		return bare(err)
 	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
+	return bare(l.f.Sync())
+}
+
+// bare drops the operation and path of a *fs.PathError: the callers' own
+// messages name the file already.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	return nil
+	return err
 }
 
 // reopenIfReplaced follows the path when progress.txt was replaced while
@@ -81,7 +105,7 @@ func (l *Ledger) Append(e Entry) error {
 func (l *Ledger) reopenIfReplaced() error {
 	held, err := l.f.Stat()
 	if err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
+		return err
 	}
 	now, err := os.Stat(l.path)
 	if err == nil && os.SameFile(held, now) {

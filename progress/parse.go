@@ -10,15 +10,17 @@ import (
 )
 
 // Parse reads a whole progress.txt: the head (everything before the first
-// start marker, verbatim) and the complete entries in order. Torn entries (a
-// start marker with no end marker before the next start marker or the end of
-// the file) are skipped and counted. Lines it does not understand inside an
-// entry are ignored, so that older ralphs read newer ledgers. Parse never
-// fails on malformed text; it returns an error only when reading fails.
+// start marker or started marker, verbatim) and the complete entries in
+// order. Torn entries (a start marker with no end marker before the next
+// start marker or the end of the file) are skipped and counted; started
+// markers are skipped. Lines it does not understand inside an entry are
+// ignored, so that older ralphs read newer ledgers. Parse never fails on
+// malformed text; it returns an error only when reading fails.
 func Parse(r io.Reader) (head string, entries []Entry, torn int, err error) {
 	br := bufio.NewReader(r)
 	var h strings.Builder
 	var cur *entryParser
+	inLedger := false // a started marker ended the head
 	finish := func() {
 		if cur == nil {
 			return
@@ -38,7 +40,9 @@ func Parse(r io.Reader) (head string, entries []Entry, torn int, err error) {
 				cur = p
 			} else if cur != nil {
 				cur.line(line)
-			} else {
+			} else if isMark(line) {
+				inLedger = true
+			} else if !inLedger {
 				h.WriteString(raw)
 			}
 		}

@@ -120,6 +120,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("=== ralph iteration 1 ·  ·  ===\r\nagent: exit 1 after 1s · claimed blocked · \n  |\n=== end of iteration 1 ==="))
 	f.Add([]byte("=== ralph iteration 2 · a · · b ===\ncheck: a · · pass · 1s · optional · timed out\n  | x\nstory: b\n=== end of iteration 2 ===\n"))
 	f.Add([]byte("\xff\x00=== ralph iteration -0 · \u2028 · \r ===\n"))
+	f.Add([]byte("# head\n\n" + markLine(1) + string(Format(entryN(1))) + "\n" + markLine(2) + "=== ralph iteration 2 · a"))
 	// One file per fuzzing process, rewritten for each input: a fresh
 	// directory per input would cost more than the parsing.
 	path := filepath.Join(f.TempDir(), "progress.txt")
@@ -146,6 +147,14 @@ func FuzzParse(f *testing.F) {
 		// Reading backwards finds the same entries as reading forwards.
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		// An iteration in flight comes after the last complete entry.
+		m, err := InFlight(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != nil && len(entries) > 0 && m.Iteration <= entries[len(entries)-1].Iteration {
+			t.Fatalf("InFlight = %+v, but the last entry is iteration %d", *m, entries[len(entries)-1].Iteration)
 		}
 		var back []Entry
 		if err := tailFunc(path, 0, 7, func(e Entry) bool { back = append(back, e); return true }); err != nil {

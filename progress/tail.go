@@ -46,6 +46,16 @@ func TailFunc(path string, maxBytes int64, fn func(Entry) bool) error {
 }
 
 func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error {
+	return walkBack(path, maxBytes, block, func(seg []byte) bool {
+		e, ok := parseSegment(seg)
+		return !ok || fn(e)
+	})
+}
+
+// walkBack cuts the file at path into segments, each a start marker line and
+// what follows it up to the next, and calls fn for each, newest first, until
+// fn returns false or maxBytes of the file have been read (0: no bound).
+func walkBack(path string, maxBytes int64, block int, fn func(seg []byte) bool) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -64,15 +74,12 @@ func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error
 	var buf []byte
 	var read int64
 	for {
-		for {
-			p := lastStart(buf, off == 0)
-			if p < 0 {
-				break
-			}
-			if e, ok := parseSegment(buf[p:]); ok && !fn(e) {
+		ss := starts(buf, off == 0)
+		for k := len(ss) - 1; k >= 0; k-- {
+			if !fn(buf[ss[k]:]) {
 				return nil
 			}
-			buf = buf[:p]
+			buf = buf[:ss[k]]
 		}
 		if off == 0 || (maxBytes > 0 && read >= maxBytes) {
 			return nil
@@ -95,6 +102,35 @@ func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error
 }
 
 var startNeedle = []byte("\n" + startPrefix)
+
+// starts returns the offsets in buf of the start marker lines, in order, as
+// lastStart finds them from the end. It searches forwards, which is several
+// times faster: reading a long ledger back costs little more than reading
+// it.
+func starts(buf []byte, fileStart bool) []int {
+	var ss []int
+	valid := func(start int) bool {
+		line := buf[start:]
+		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+			line = line[:nl]
+		}
+		_, _, _, ok := parseStart(trimEOL(string(line)))
+		return ok
+	}
+	if fileStart && bytes.HasPrefix(buf, startNeedle[1:]) && valid(0) {
+		ss = append(ss, 0)
+	}
+	for i := 0; ; {
+		j := bytes.Index(buf[i:], startNeedle)
+		if j < 0 {
+			return ss
+		}
+		i += j + 1
+		if valid(i) {
+			ss = append(ss, i)
+		}
+	}
+}
 
 // lastStart returns the offset in buf of the last start marker line, or -1.
 // A line at offset 0 counts only when it is the start of the file: otherwise
@@ -129,7 +165,7 @@ func lastStart(buf []byte, fileStart bool) int {
 const headSlack = 64 << 10
 
 // ReadHead returns the head of the file at path (the free text before the
-// first entry), at most limit bytes; limit <= 0 means no bound. A longer head is
+// first entry or started marker), at most limit bytes; limit <= 0 means no bound. A longer head is
 // cut at a line boundary and ends with a note saying so. A missing file has an
 // empty head.
 func ReadHead(path string, limit int) (string, error) {
@@ -149,7 +185,7 @@ func ReadHead(path string, limit int) (string, error) {
 	var head strings.Builder
 	for {
 		line, err := br.ReadString('\n')
-		if _, _, _, ok := parseStart(trimEOL(line)); ok {
+		if _, _, _, ok := parseStart(trimEOL(line)); ok || isMark(trimEOL(line)) {
 			break
 		}
 		head.WriteString(line)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // syncFile flushes a file to stable storage. It is a variable so that a test can
@@ -36,7 +37,7 @@ func write(path string, data []byte, perm os.FileMode) error {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-")
+	f, err := os.CreateTemp(dir, tempPrefix(base))
 	if err != nil {
 		return err
 	}
@@ -110,4 +111,48 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// tempPrefix is the prefix of the temp files Write makes for the file named
+// base; os.CreateTemp adds a random suffix.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// RemoveTemps removes the temp files that Writes of path left behind when
+// the process was killed between creating one and renaming it (a Write that
+// fails removes its own), and returns the paths it removed. Only call it
+// when no Write of path can be running: it cannot tell a leftover from a
+// temp file that is being written.
+func RemoveTemps(path string) ([]string, error) {
+	target, _, err := resolve(path, 0)
+	if err != nil {
+		// A dangling link or a missing directory leaves nothing to find
+		// beside the target; look beside path itself.
+		target = path
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("remove temp files of %s: %w", path, err)
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, tempPrefix(base)) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("remove temp files of %s: %w", path, err)
+	}
+	return removed, nil
 }

@@ -219,3 +219,69 @@ func TestWriteRefusesNonRegular(t *testing.T) {
 		t.Errorf("directory holds %q, want %q", got, want)
 	}
 }
+
+// TestRemoveTemps: the temp files a killed Write leaves go, and nothing else.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o644)
+	keep := []string{"prd.json", ".harness.toml.tmp-1", "prd.json.tmp-2", ".prd.json.tmp", ".prd.jsonx.tmp-3", "notes"}
+	leftovers := []string{".prd.json.tmp-123", ".prd.json.tmp-4567"}
+	for _, name := range append(keep[1:], leftovers...) {
+		writeOld(t, filepath.Join(dir, name), "x", 0o600)
+	}
+	// A directory of a temp file's name is no temp file of Write's.
+	if err := os.Mkdir(filepath.Join(dir, ".prd.json.tmp-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep = append(keep, ".prd.json.tmp-dir")
+	removed, err := RemoveTemps(path)
+	if err != nil {
+		t.Fatalf("RemoveTemps: %v", err)
+	}
+	var want []string
+	for _, name := range leftovers {
+		want = append(want, filepath.Join(dir, name))
+	}
+	if !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	slices.Sort(keep)
+	if got := dirNames(t, dir); !slices.Equal(got, keep) {
+		t.Errorf("directory holds %q, want %q", got, keep)
+	}
+	checkFile(t, path, "old\n", 0o644)
+
+	// Nothing left: nothing to do.
+	if removed, err := RemoveTemps(path); err != nil || len(removed) != 0 {
+		t.Errorf("second RemoveTemps = %q, %v; want nothing", removed, err)
+	}
+}
+
+// TestRemoveTempsSymlink: a Write through a link makes its temp file beside
+// the link's target, so that is where leftovers are looked for.
+func TestRemoveTempsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeOld(t, filepath.Join(real, "prd.json"), "old\n", 0o644)
+	writeOld(t, filepath.Join(real, ".prd.json.tmp-9"), "x", 0o600)
+	link := filepath.Join(dir, "prd.json")
+	if err := os.Symlink(filepath.Join("real", "prd.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := RemoveTemps(link)
+	if want := []string{filepath.Join(real, ".prd.json.tmp-9")}; err != nil || !slices.Equal(removed, want) {
+		t.Errorf("RemoveTemps = %q, %v; want %q", removed, err, want)
+	}
+}
+
+// TestRemoveTempsMissing: no file and no temp files is not an error.
+func TestRemoveTempsMissing(t *testing.T) {
+	removed, err := RemoveTemps(filepath.Join(t.TempDir(), "prd.json"))
+	if err != nil || len(removed) != 0 {
+		t.Errorf("RemoveTemps = %q, %v; want nothing", removed, err)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -103,6 +104,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 	// A deliberate stop interrupts the whole group; if the leader is still
 	// there after the grace period, os/exec kills it (WaitDelay), and the
 	// clean-up after the leader's exit kills the rest of the group.
@@ -177,29 +179,25 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		stdinW = w
 	}
 
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
-	closeAll(childEnds)
-
+	// The child is started and waited for by one goroutine that keeps its
+	// OS thread to itself meanwhile: the kernel sends the death signal (see
+	// setDeathSignal) when the thread that forked the child exits, not the
+	// process, and the runtime ends a thread when a goroutine that locked it
+	// returns without unlocking. Nobody else's goroutine can run on a locked
+	// thread, so the signal comes only when ralph itself is gone.
+	started := make(chan error, 1)
+	ready := make(chan struct{})
 	var wg sync.WaitGroup
-	for i, r := range readers {
-		wg.Go(func() { drain(r, writers[i]) })
-	}
 	stdinDone := make(chan struct{})
-	if stdinW != nil {
-		go func() {
-			defer close(stdinDone)
-			// A child that exits without reading gets EPIPE here, or the
-			// deadline below; neither is the caller's concern.
-			io.Copy(stdinW, c.Stdin)
-			stdinW.Close()
-		}()
-	} else {
-		close(stdinDone)
-	}
-
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		<-ready
 		err := cmd.Wait()
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {
@@ -207,6 +205,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		}
 		// The leader is gone: nothing in its group may outlive it.
 		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		running.Delete(p)
 		if stdinW != nil {
 			stdinW.SetWriteDeadline(time.Now())
 		}
@@ -232,7 +231,41 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		stop()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return fail(err)
+	}
+	running.Store(p, struct{}{})
+	closeAll(childEnds)
+
+	for i, r := range readers {
+		wg.Go(func() { drain(r, writers[i]) })
+	}
+	if stdinW != nil {
+		go func() {
+			defer close(stdinDone)
+			// A child that exits without reading gets EPIPE here, or the
+			// deadline below; neither is the caller's concern.
+			io.Copy(stdinW, c.Stdin)
+			stdinW.Close()
+		}()
+	} else {
+		close(stdinDone)
+	}
+	close(ready)
 	return p, nil
+}
+
+// running holds the processes started and not yet waited for, for KillAll.
+var running sync.Map // *Process → struct{}
+
+// KillAll sends SIGKILL to the process group of every child running now,
+// without the grace period of Stop: it is for a user who asked twice. Each
+// child's Wait then returns as usual, so callers record what they ran.
+func KillAll() {
+	running.Range(func(k, _ any) bool {
+		signalGroup(k.(*Process).Pid(), syscall.SIGKILL)
+		return true
+	})
 }
 
 // Pid returns the process id of the group leader, which is also the process

@@ -1,0 +1,166 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHelperParent is not a test: TestDeathSignal runs the test binary with
+// PROC_TEST_PARENT set to act as a ralph that starts a child and is then
+// killed.
+func TestHelperParent(t *testing.T) {
+	pidFile := os.Getenv("PROC_TEST_PARENT")
+	if pidFile == "" {
+		t.Skip("a helper process for TestDeathSignal")
+	}
+	p, err := Start(context.Background(), Config{
+		Argv: []string{"sh", "-c", `echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 100`, "sh", pidFile},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+}
+
+// TestDeathSignal: a child's leader does not outlive a ralph killed with
+// SIGKILL, which can run no clean-up of its own.
+func TestDeathSignal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	parent := exec.Command(os.Args[0], "-test.run=^TestHelperParent$")
+	parent.Env = append(os.Environ(), "PROC_TEST_PARENT="+pidFile)
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := readPid(t, pidFile)
+	if !alive(child) {
+		t.Fatalf("child %d not running", child)
+	}
+	parent.Process.Kill()
+	parent.Wait()
+	waitGone(t, child)
+}
+
+// TestDeathSignalNotEarly: threads that end under ralph while its child runs
+// do not take the child with them; only the end of ralph does.
+func TestDeathSignalNotEarly(t *testing.T) {
+	p := start(t, Config{Argv: []string{"sleep", "100"}})
+	defer p.Stop()
+	// A goroutine that returns while locked to its thread ends the thread.
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() { runtime.LockOSThread() })
+	}
+	wg.Wait()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-p.Done():
+		t.Fatalf("the child died with a thread of its parent: exit %d", p.Wait())
+	default:
+	}
+	if !alive(p.Pid()) {
+		t.Fatalf("child %d is gone", p.Pid())
+	}
+}
+
+// TestKillAll: no grace period for a user who asked twice, even for a child
+// that ignores SIGINT.
+func TestKillAll(t *testing.T) {
+	var out syncBuffer
+	p := start(t, Config{
+		Argv:   []string{"sh", "-c", `trap "" INT; echo ready; sleep 100 & wait`},
+		Stdout: &out,
+		Grace:  time.Hour,
+	})
+	out.waitFor(t, "ready")
+	p.Stop()
+	KillAll()
+	if code := wait(t, p); code != 128+int(syscall.SIGKILL) {
+		t.Errorf("exit code = %d, want %d", code, 128+int(syscall.SIGKILL))
+	}
+}
+
+// TestKillStrays: what a killed ralph's agent left running is found by the
+// environment ralph gave it in this directory, and nothing else is touched.
+func TestKillStrays(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// spawn starts a group leader with a background child, as an agent
+	// that started a server would leave, and returns both pids.
+	spawn := func(dir string, env ...string) (leader, bg int) {
+		pidFile := filepath.Join(t.TempDir(), "bg.pid")
+		cmd := exec.Command("sh", "-c", `sleep 100 & echo $! > "$1"; exec sleep 100`, "sh", pidFile)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append(env, "PWD="+dir)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go cmd.Wait()
+		bg = readPid(t, pidFile)
+		t.Cleanup(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		})
+		return cmd.Process.Pid, bg
+	}
+	strayLeader, strayBg := spawn(dir, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+	deeperLeader, deeperBg := spawn(filepath.Join(dir, "sub"), "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+	nextLeader, _ := spawn(dir, "RALPH_ITERATION=8", "RALPH_TASK_ID=US-1")
+	elsewhere, _ := spawn(other, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+
+	found, err := KillStrays(dir, []string{"RALPH_ITERATION=7", "RALPH_TASK_ID=US-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{strayLeader, strayBg, deeperLeader, deeperBg}
+	slices.Sort(want)
+	if !slices.Equal(found, want) {
+		t.Errorf("KillStrays found %v, want %v", found, want)
+	}
+	for _, pid := range want {
+		waitGone(t, pid)
+	}
+	for _, pid := range []int{nextLeader, elsewhere} {
+		if !alive(pid) {
+			t.Errorf("process %d, not a stray, was killed", pid)
+		}
+	}
+	if found, err := KillStrays(dir, []string{"RALPH_ITERATION=7", "RALPH_TASK_ID=US-1"}); err != nil || len(found) != 0 {
+		t.Errorf("second KillStrays = %v, %v; want none", found, err)
+	}
+}
+
+func TestHolders(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	path := filepath.Join(t.TempDir(), "index.lock")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := Holders(path)
+	if err != nil || !slices.Contains(held, os.Getpid()) {
+		t.Errorf("Holders while open = %v, %v; want this process among them", held, err)
+	}
+	f.Close()
+	held, err = Holders(path)
+	if err != nil || len(held) != 0 {
+		t.Errorf("Holders after close = %v, %v; want none", held, err)
+	}
+}

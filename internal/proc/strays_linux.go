@@ -1,0 +1,160 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// KillStrays kills what a ralph that died left running: every process, other
+// than this one and its group, whose environment (as it was when the process
+// started) holds every one of env ("KEY=value") and whose $PWD or working
+// directory is dir or below it. Its process group goes with it when the
+// group's leader is gone or matches too, so that a group is never killed
+// for a member that merely joined it. It returns the ids of the processes
+// it found.
+//
+// The environment is the proof: a process id written down earlier may
+// belong to anything by now, but a process that carries the environment
+// ralph gave one iteration's agent, in this directory, is that agent or one
+// of its children (even one that left the agent's process group).
+func KillStrays(dir string, env []string) ([]int, error) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("find stray processes: %w", err)
+	}
+	dirs := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dirs[0] {
+		dirs = append(dirs, real)
+	}
+	self, ownGroup := os.Getpid(), syscall.Getpgrp()
+	var found []int
+	groups := map[int]bool{} // process group → may be killed whole
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if !matches(pid, dirs, env) {
+			continue
+		}
+		found = append(found, pid)
+		if pgid, err := processGroup(pid); err == nil && pgid != ownGroup {
+			if _, seen := groups[pgid]; !seen {
+				groups[pgid] = pgid == pid || !exists(pgid) || matches(pgid, dirs, env)
+			}
+		}
+	}
+	var errs []error
+	for _, pid := range found {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill %d: %w", pid, err))
+		}
+	}
+	for pgid, whole := range groups {
+		if whole {
+			if err := signalGroup(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				errs = append(errs, fmt.Errorf("kill group %d: %w", pgid, err))
+			}
+		}
+	}
+	slices.Sort(found)
+	return found, errors.Join(errs...)
+}
+
+// matches reports whether process pid started with every variable of env and
+// works in one of dirs or below. Processes that cannot be read (another
+// user's, or gone) do not match.
+func matches(pid int, dirs []string, env []string) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(data) == 0 {
+		return false
+	}
+	vars := bytes.Split(data, []byte{0})
+	for _, kv := range env {
+		if !slices.ContainsFunc(vars, func(v []byte) bool { return string(v) == kv }) {
+			return false
+		}
+	}
+	var where []string
+	for _, v := range vars {
+		if pwd, ok := strings.CutPrefix(string(v), "PWD="); ok {
+			where = append(where, pwd)
+		}
+	}
+	if cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
+		where = append(where, cwd)
+	}
+	for _, w := range where {
+		for _, d := range dirs {
+			if w == d || strings.HasPrefix(w, d+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// processGroup reads the process group of pid from /proc/PID/stat, whose
+// second field (the command name, in parentheses) may hold spaces.
+func processGroup(pid int) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 3 {
+		return 0, errors.New("malformed stat")
+	}
+	return strconv.Atoi(fields[2])
+}
+
+func exists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Holders returns the ids of the processes that have the file at path open.
+// Processes whose open files cannot be read (another user's) are not seen.
+func Holders(path string) ([]int, error) {
+	want, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(want); err == nil {
+		want = real
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("find holders of %s: %w", path, err)
+	}
+	var pids []int
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		fdDir := "/proc/" + d.Name() + "/fd"
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if target, err := os.Readlink(fdDir + "/" + fd.Name()); err == nil && target == want {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids, nil
+}

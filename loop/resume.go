@@ -1,0 +1,178 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// Crash safety. ralph may be killed at any instant, kill -9 included, and the
+// next `ralph loop` must carry on from the three files alone:
+//
+//   - prd.json and harness.toml are only ever replaced whole (atomicfile), so
+//     they hold the old content or the new; a kill between the temp file and
+//     the rename leaves the temp file, which recover removes.
+//   - progress.txt is only appended to, one synced write per record; a torn
+//     last entry is skipped by every reader, and the next append starts on a
+//     fresh line.
+//   - Before the agent starts, the iteration's started marker is appended
+//     and synced (progress.Ledger.Begin). A marker that no entry follows is
+//     an iteration the last ralph never finished: recover records it as
+//     interrupted under the marker's number, so numbering, attempts and
+//     totals carry on and nothing is redone as if it were new. A verdict
+//     already in prd.json stays there.
+//   - The agent's group leader dies with ralph (proc's parent-death signal);
+//     what it started is found by its environment and killed by recover.
+//   - A git killed during a commit may leave .git/index.lock, which would
+//     fail every later commit: recover removes it when no process has it
+//     open.
+
+// recover makes the work directory fit to run after whatever stopped the last
+// ralph. It runs with the ledger's lock held, before anything else is
+// written. Only a failure to record the interrupted iteration is an error;
+// the rest is done as well as it can be, with a warning for what could not.
+func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
+	o.removeTemps()
+	if err := o.resumeInFlight(ledger); err != nil {
+		return err
+	}
+	if o.Config.Commit {
+		o.clearIndexLock(ctx)
+	}
+	return nil
+}
+
+// removeTemps removes the temp files of atomic writes that a killed ralph
+// left behind. prd.json's are removed under the lock `ralph task` edits
+// take; harness.toml is written by the loop alone, whose lock is held.
+func (o *Options) removeTemps() {
+	for _, name := range []string{PRDFile, HarnessFile} {
+		var removed []string
+		var err error
+		if name == PRDFile {
+			removed, err = prd.RemoveTemps(o.path(name))
+		} else {
+			removed, err = atomicfile.RemoveTemps(o.path(name))
+		}
+		for _, p := range removed {
+			o.warn("removed %s, left by a ralph stopped while it wrote %s", filepath.Base(p), name)
+		}
+		if err != nil {
+			o.warn("%v", err)
+		}
+	}
+}
+
+// resumeInFlight records the iteration that the last ralph started and never
+// recorded, after killing what its agent left running.
+func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
+	m, err := progress.InFlight(o.path(ProgressFile))
+	if err != nil || m == nil {
+		return err
+	}
+	env := []string{"RALPH_ITERATION=" + strconv.Itoa(m.Iteration), "RALPH_TASK_ID=" + m.StoryID}
+	pids, err := proc.KillStrays(o.Dir, env)
+	if len(pids) > 0 {
+		o.warn("killed %s left running by the agent of iteration %d", plural.Of(len(pids), "1 process", "%d processes"), m.Iteration)
+	}
+	if err != nil {
+		o.warn("%v", err)
+	}
+	totals, err := lastTotals(o.path(ProgressFile))
+	if err != nil {
+		return err
+	}
+	totals.Iterations = m.Iteration
+	e := progress.Entry{
+		Iteration: m.Iteration,
+		Time:      m.Time,
+		StoryID:   m.StoryID,
+		Outcome:   Interrupted,
+		Attempt:   m.Attempt,
+		// The agent's exit is not known: -1, as for an agent that never ran.
+		AgentExit: -1,
+		AgentNote: "ralph stopped before the iteration ended; recorded by the next ralph loop",
+		// What the iteration spent was never reported: the totals carry on
+		// from the last entry.
+		Totals: totals,
+	}
+	if f, err := o.loadPRD(); err == nil {
+		if s := f.Story(m.StoryID); s != nil {
+			e.StoryTitle = s.Title
+			// The verdict goes into prd.json before the entry is
+			// appended: a story that counts this attempt was judged.
+			if s.Attempts >= m.Attempt {
+				e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
+			}
+		}
+	}
+	if err := ledger.Append(e); err != nil {
+		return err
+	}
+	o.warn("iteration %d (%s) was cut short: the ralph running it stopped before it ended; recorded it as interrupted", m.Iteration, m.StoryID)
+	return nil
+}
+
+// indexLockWait bounds how long recover waits for a git that holds
+// index.lock to finish (the git of a killed ralph may still be committing).
+const indexLockWait = 10 * time.Second
+
+// clearIndexLock removes the index.lock that a git killed during a commit
+// left behind: git never removes it by itself, so every later commit would
+// fail. A lock is stale when no process has it open (git keeps it open
+// from taking the lock until it renames it), twice, a moment apart; a lock
+// that a live git holds is waited for, then left alone with a warning.
+func (o *Options) clearIndexLock(ctx context.Context) {
+	out, err := git(ctx, o.Dir, "rev-parse", "--git-path", "index.lock")
+	if err != nil {
+		return // not a work tree: nothing to commit, nothing to clear
+	}
+	path := strings.TrimSpace(out)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(o.Dir, path)
+	}
+	deadline := time.Now().Add(indexLockWait)
+	for {
+		first, err := os.Stat(path)
+		if err != nil {
+			return
+		}
+		held, err := proc.Holders(path)
+		if err != nil {
+			o.warn("%s exists and cannot be checked (%v): if no git is running, remove it, or every commit will fail", path, err)
+			return
+		}
+		if len(held) == 0 {
+			time.Sleep(100 * time.Millisecond)
+			again, err := os.Stat(path)
+			if err != nil {
+				return // the git that held it finished
+			}
+			held, err = proc.Holders(path)
+			if err == nil && len(held) == 0 && os.SameFile(first, again) {
+				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					o.warn("remove stale %s: %v", path, err)
+					return
+				}
+				o.warn("removed %s: no git has it open, so a git was killed during a commit and left it", path)
+				return
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			o.warn("%s is held by process %s: commits fail until that git is done", path, fmt.Sprint(held))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,120 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/progress"
+)
+
+var resumeTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// resumeDir makes a work directory whose progress.txt holds entries and
+// then what a killed ralph left (tail), and prd.json with one story.
+func resumeDir(t *testing.T, attempts int, entries []progress.Entry, tail string) string {
+	t.Helper()
+	dir := t.TempDir()
+	prdJSON := `{"userStories": [{"id": "US-1", "title": "First", "priority": 1, "passes": false, "attempts": ` +
+		strconv.Itoa(attempts) + `}]}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, PRDFile), []byte(prdJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString("## Codebase Patterns\n")
+	for _, e := range entries {
+		b.WriteString("\n")
+		b.Write(progress.Format(e))
+	}
+	b.WriteString(tail)
+	if err := os.WriteFile(filepath.Join(dir, ProgressFile), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func recoverIn(t *testing.T, dir string) (warnings string) {
+	t.Helper()
+	ledger, err := progress.Open(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	var stderr bytes.Buffer
+	o := Options{Dir: dir, Err: &stderr}
+	if err := o.recover(context.Background(), ledger); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	return stderr.String()
+}
+
+func TestResumeInFlight(t *testing.T) {
+	done := progress.Entry{Iteration: 4, Time: resumeTime, StoryID: "US-1", Outcome: Retry, Attempt: 2,
+		CostUSD: 0.5, CostKnown: true, Totals: progress.Totals{Iterations: 4, Tokens: 900, CostUSD: 1.25, Elapsed: time.Minute}}
+	mark := "=== ralph started iteration 5 · US-1 · attempt 3 · 2026-01-02T03:04:05Z ===\n"
+	want := progress.Entry{Iteration: 5, Time: resumeTime, StoryID: "US-1", StoryTitle: "First", Outcome: Interrupted, Attempt: 3,
+		AgentExit: -1, AgentNote: "ralph stopped before the iteration ended; recorded by the next ralph loop",
+		Totals: progress.Totals{Iterations: 5, Tokens: 900, CostUSD: 1.25, Elapsed: time.Minute}}
+	tests := []struct {
+		name     string
+		attempts int // of the story in prd.json
+		tail     string
+		want     *progress.Entry
+	}{
+		{"marker", 2, "\n" + mark, &want},
+		{"marker and a torn entry", 2, "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\ntime: 2026", &want},
+		{"verdict saved", 3, "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\n", func() *progress.Entry {
+			e := want
+			e.AgentNote = "ralph stopped after saving the verdict in prd.json and before recording it here; recorded by the next ralph loop"
+			return &e
+		}()},
+		{"nothing in flight", 2, "", nil},
+		{"torn marker", 2, "\n" + mark[:20], nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := resumeDir(t, tt.attempts, []progress.Entry{done}, tt.tail)
+			before, err := os.ReadFile(filepath.Join(dir, ProgressFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnings := recoverIn(t, dir)
+			tail, err := progress.Tail(filepath.Join(dir, ProgressFile), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.ReadFile(filepath.Join(dir, ProgressFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if !bytes.Equal(after, before) || warnings != "" {
+					t.Errorf("recover changed progress.txt or warned (%q) with nothing in flight", warnings)
+				}
+				return
+			}
+			if !bytes.HasPrefix(after, before) {
+				t.Fatalf("recover did not only append to progress.txt")
+			}
+			if len(tail) != 1 || !reflect.DeepEqual(tail[0], *tt.want) {
+				t.Errorf("last entry:\n%#v\nwant:\n%#v", tail, *tt.want)
+			}
+			if !strings.Contains(warnings, "iteration 5 (US-1) was cut short") {
+				t.Errorf("warnings %q do not say what was recorded", warnings)
+			}
+			// Once recorded, it is recorded once.
+			if again := recoverIn(t, dir); again != "" {
+				t.Errorf("second recover warned %q", again)
+			}
+			if m, err := progress.InFlight(filepath.Join(dir, ProgressFile)); m != nil || err != nil {
+				t.Errorf("InFlight after recover = %+v, %v", m, err)
+			}
+		})
+	}
+}

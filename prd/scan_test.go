@@ -1,0 +1,225 @@
+package prd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/bench/fixture"
+)
+
+// jsonSeeds are texts for the tests that compare the fast scanner and
+// indenter with encoding/json: valid and invalid, canonical and not.
+var jsonSeeds = []string{
+	canonical, messy, typeErrors, typeErrorsFixed, string(fixture.PRD(5, 2)),
+	`{}`, `[]`, `{ }`, `[ ]`, `[[]]`, "[\n  []\n]", `{"a":{}}`, `"x"`, `0`, `-0.5e+3`, `01`, `1.`, `1e`, `-`,
+	`true`, `tru`, `nul`, `[1,]`, `{"a":1,}`, `{"a" : 1}`, "{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}\n",
+	"{\n\t\"a\": 1\n}", `"\u00e9\"\\\/\b\f\n\r\t"`, `"\x"`, `"\u12"`, "\"\x01\"", "\"\xff\"",
+	`["\\"]`, `["\\\"]"]`, `[1 2]`, `{"a"}`, `{1:2}`, ` {"a": [1, 2, {"b": null}]} `,
+	strings.Repeat("[", 300) + strings.Repeat("]", 300),
+}
+
+// FuzzScan checks scan against json.Valid and json.Indent: it accepts only
+// valid text, all of it but the very deep, finds every container's end, and
+// calls text canonical only when json.Indent would leave it as it is.
+func FuzzScan(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opens, ends, canon, ok := scan(data)
+		valid := json.Valid(data)
+		switch {
+		case ok && !valid:
+			t.Fatalf("scan accepts %q, which is not valid JSON", data)
+		case !ok && valid && !deep(data):
+			t.Fatalf("scan turns down valid JSON %q", data)
+		case !ok:
+			return
+		}
+		for k, o := range opens {
+			if want := valueEnd(data, o); ends[k] != want {
+				t.Fatalf("container at %d of %q: end %d, want %d", o, data, ends[k], want)
+			}
+		}
+		if canon {
+			var out bytes.Buffer
+			if err := json.Indent(&out, data, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			// json.Indent keeps trailing space as it is.
+			if !bytes.Equal(out.Bytes(), data) {
+				t.Fatalf("scan calls %q canonical, json.Indent makes it %q", data, out.Bytes())
+			}
+		}
+	})
+}
+
+// deep reports whether data nests deeper than scan checks.
+func deep(data []byte) bool {
+	return bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) >= maxScanDepth
+}
+
+// FuzzAppendIndent checks that appendIndent indents as json.Indent does.
+func FuzzAppendIndent(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, depth uint8) {
+		if !json.Valid(data) {
+			return
+		}
+		data = bytes.TrimLeft(data, " \t\r\n")
+		data = bytes.TrimRight(data, " \t\r\n")
+		var want bytes.Buffer
+		if err := json.Indent(&want, data, strings.Repeat("  ", int(depth%8)), "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendIndent(nil, data, int(depth%8)); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("appendIndent(%q, %d) = %q, want %q", data, depth%8, got, want.Bytes())
+		}
+	})
+}
+
+// FuzzMarshalSame checks that Marshal writes what it wrote before it was
+// made fast (refMarshal), whatever the text and whichever stories change.
+func FuzzMarshalSame(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s), []byte{0, 1, 2})
+	}
+	f.Fuzz(func(t *testing.T, data, changes []byte) {
+		file, err := Parse(data, "prd.json")
+		if err != nil {
+			return
+		}
+		change(file, changes)
+		got, err := file.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := file.refMarshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Marshal of %q after %v:\n%s\nbefore it was made fast:\n%s", data, changes, got, want)
+		}
+	})
+}
+
+// TestParseRemembers checks that parsing the same text again gives a File
+// as new, however the first one was changed meanwhile.
+func TestParseRemembers(t *testing.T) {
+	data := []byte(canonical)
+	first := mustParse(t, string(data))
+	want := mustMarshal(t, first)
+	s := first.Stories[0]
+	s.Passes, s.Attempts, s.Title = true, 9, "changed"
+	s.AcceptanceCriteria[0] = "changed in place"
+	s.AcceptanceCriteria = append(s.AcceptanceCriteria, "more")
+	first.Stories[1].DependsOn[0] = "changed in place"
+	first.Stories = first.Stories[:1]
+	first.Project = "changed"
+	data[10] = 'X' // the caller's bytes, changed after the parse
+
+	again := mustParse(t, canonical)
+	fresh, err := parse([]byte(canonical), "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Stories) != len(fresh.Stories) || again.Project != fresh.Project {
+		t.Fatalf("second parse has %d stories, project %q; want %d, %q", len(again.Stories), again.Project, len(fresh.Stories), fresh.Project)
+	}
+	for i := range fresh.Stories {
+		if got, want := exported(again.Stories[i]), exported(fresh.Stories[i]); !reflect.DeepEqual(got, want) {
+			t.Errorf("story %d of the second parse:\ngot  %+v\nwant %+v", i, got, want)
+		}
+	}
+	if got := mustMarshal(t, again); got != want {
+		t.Errorf("second parse marshals to:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// FuzzSaveRemembers checks that what Save tells Parse about the text it
+// wrote is what parsing that text gives: the same stories, the same header,
+// and the same output of Marshal after further changes.
+func FuzzSaveRemembers(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s), []byte{0, 1, 2}, []byte{3})
+	}
+	f.Fuzz(func(t *testing.T, data, changes, more []byte) {
+		file, err := Parse(data, "prd.json")
+		if err != nil {
+			return
+		}
+		change(file, changes)
+		path := filepath.Join(t.TempDir(), "prd.json")
+		if err := file.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		saved, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := parse(saved, "prd.json")
+		got, gerr := Parse(saved, "prd.json")
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("Parse of the saved file: %v; parsing it afresh: %v", gerr, werr)
+		}
+		if werr != nil {
+			return
+		}
+		if got.Project != want.Project || got.BranchName != want.BranchName || got.Description != want.Description {
+			t.Fatalf("header %q %q %q, want %q %q %q", got.Project, got.BranchName, got.Description, want.Project, want.BranchName, want.Description)
+		}
+		if len(got.Stories) != len(want.Stories) {
+			t.Fatalf("%d stories, want %d", len(got.Stories), len(want.Stories))
+		}
+		for i := range want.Stories {
+			g, w := got.Stories[i], want.Stories[i]
+			if !reflect.DeepEqual(exported(g), exported(w)) || !bytes.Equal(g.raw, w.raw) || g.canonical != w.canonical {
+				t.Fatalf("story %d:\ngot  %+v (%q, %v)\nwant %+v (%q, %v)", i, exported(g), g.raw, g.canonical, exported(w), w.raw, w.canonical)
+			}
+		}
+		change(got, more)
+		change(want, more)
+		if g, w := mustMarshal(t, got), mustMarshal(t, want); g != w {
+			t.Fatalf("after more changes, Marshal gives:\n%s\nwant:\n%s", g, w)
+		}
+	})
+}
+
+// change applies changes chosen by the bytes of c to f.
+func change(f *File, c []byte) {
+	for i, b := range c {
+		if len(f.Stories) == 0 {
+			return
+		}
+		s := f.Stories[int(b)%len(f.Stories)]
+		switch (int(b) + i) % 9 {
+		case 0:
+			s.Passes = !s.Passes
+		case 1:
+			s.Attempts++
+		case 2:
+			s.Blocked = "why <not> & \"so\"?"
+		case 3:
+			s.Title += " 2"
+		case 4:
+			s.AcceptanceCriteria = append(s.AcceptanceCriteria, "more")
+		case 5:
+			f.Project = "changed"
+		case 6:
+			f.AddStory(Story{ID: fmt.Sprintf("NEW-%d", i), Title: "new", DependsOn: []string{s.ID}})
+		case 7:
+			s.DependsOn = nil
+		case 8:
+			s.Priority, s.HasPriority = 0, false
+		}
+	}
+}

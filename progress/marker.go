@@ -1,0 +1,228 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// An iteration in flight is recorded in progress.txt itself, the only place
+// ralph may keep state: before the agent starts, the loop appends a one-line
+// started marker,
+//
+//	=== ralph started iteration 5 · US-002 · attempt 1 · 2026-01-02T03:04:05Z ===
+//
+// and syncs it, so that a ralph killed at any later instant (during the
+// agent, the checks, the writes or the commit) leaves a trace of what was
+// running. The entry that ends the iteration follows the marker directly.
+// A marker with no complete entry after it, at the end of the ledger, is an
+// iteration that ralph never finished recording: InFlight finds it, and the
+// next `ralph loop` records it as interrupted under the marker's number, so
+// numbering carries on and no iteration is silently redone as if new.
+//
+// Markers stay in the file: the ledger is append-only, and removing one would
+// mean rewriting the file. Every reader skips them (Parse, Tail, ReadHead,
+// Follower); a marker ends the head like an entry does. The marker holds no
+// process id: it is written before the agent exists, and an id would make a
+// ledger written with a fixed clock differ from run to run. What a dead
+// ralph's agent left running is found instead by the environment ralph gave
+// it (RALPH_ITERATION, RALPH_TASK_ID, the work directory), which also finds
+// a child that left the agent's process group.
+
+// Mark is an iteration in flight, as its started marker records it.
+type Mark struct {
+	Iteration int
+	StoryID   string
+	Attempt   int
+	Time      time.Time
+}
+
+const markPrefix = "=== ralph started iteration "
+
+// formatMark renders m as its marker line, ending with a newline. The story
+// id is sanitised as in an entry's start marker.
+func formatMark(m Mark) []byte {
+	var b strings.Builder
+	b.WriteString(markPrefix)
+	b.WriteString(strconv.Itoa(m.Iteration))
+	b.WriteString(sep)
+	b.WriteString(oneLine(m.StoryID))
+	b.WriteString(sep + "attempt ")
+	b.WriteString(strconv.Itoa(m.Attempt))
+	b.WriteString(sep)
+	b.WriteString(m.Time.UTC().Format(time.RFC3339))
+	b.WriteString(markerEnd + "\n")
+	return []byte(b.String())
+}
+
+// parseMark recognises a marker line. The iteration number is read from the
+// left and the attempt and time from the right, so a story id may itself
+// contain " · ".
+func parseMark(line string) (Mark, bool) {
+	if len(line) < len(markPrefix)+len(markerEnd) ||
+		!strings.HasPrefix(line, markPrefix) || !strings.HasSuffix(line, markerEnd) {
+		return Mark{}, false
+	}
+	mid := line[len(markPrefix) : len(line)-len(markerEnd)]
+	num, rest, ok := strings.Cut(mid, sep)
+	if !ok {
+		return Mark{}, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return Mark{}, false
+	}
+	i := strings.LastIndex(rest, sep)
+	if i < 0 {
+		return Mark{}, false
+	}
+	t, err := time.Parse(time.RFC3339, rest[i+len(sep):])
+	if err != nil {
+		return Mark{}, false
+	}
+	rest = rest[:i]
+	i = strings.LastIndex(rest, sep+"attempt ")
+	if i < 0 {
+		return Mark{}, false
+	}
+	attempt, err := strconv.Atoi(rest[i+len(sep+"attempt "):])
+	if err != nil {
+		return Mark{}, false
+	}
+	return Mark{Iteration: n, StoryID: rest[:i], Attempt: attempt, Time: t.UTC()}, true
+}
+
+func isMark(line string) bool {
+	_, ok := parseMark(line)
+	return ok
+}
+
+// Begin records durably that iteration m has started: it appends m's marker
+// line (on a line of its own, after a blank line) and syncs the file. The
+// entry Append writes next follows the marker directly.
+func (l *Ledger) Begin(m Mark) error {
+	if err := l.write(func(last []byte, _ bool) []byte {
+		var data []byte
+		if len(last) > 0 {
+			if last[len(last)-1] != '\n' {
+				data = append(data, '\n')
+			}
+			data = append(data, '\n')
+		}
+		return append(data, formatMark(m)...)
+	}); err != nil {
+		return fmt.Errorf("record the start of iteration %d in %s: %w", m.Iteration, l.path, err)
+	}
+	return nil
+}
+
+// endsWithMark reports whether the last line of tail, the end of a file
+// (all of it when whole), is a complete marker line, so that the entry
+// appended next belongs to it.
+func endsWithMark(tail []byte, whole bool) bool {
+	if len(tail) == 0 || tail[len(tail)-1] != '\n' {
+		return false
+	}
+	body := tail[:len(tail)-1]
+	i := bytes.LastIndexByte(body, '\n')
+	if i < 0 && !whole {
+		// The line may begin before what was read.
+		return false
+	}
+	return isMark(trimEOL(string(body[i+1:])))
+}
+
+// InFlight returns the iteration that was started in the ledger at path and
+// never recorded: the last marker after the last complete entry, when its
+// number is above that entry's. It returns nil when there is none (and for
+// a missing file). A torn entry after the marker does not count: that
+// iteration's record was cut short.
+func InFlight(path string) (*Mark, error) {
+	last, after, err := lastComplete(path)
+	if err != nil {
+		return nil, err
+	}
+	var found *Mark
+	for _, line := range strings.Split(string(after), "\n") {
+		if m, ok := parseMark(trimEOL(line)); ok {
+			found = &m
+		}
+	}
+	if found == nil || (last != nil && found.Iteration <= last.Iteration) {
+		return nil, nil
+	}
+	return found, nil
+}
+
+// lastComplete returns the last complete entry of the file at path (nil when
+// there is none) and the text after it: after the line of its end marker, or
+// the whole file when there is no complete entry. It reads backwards from the
+// end, as Tail does.
+func lastComplete(path string) (*Entry, []byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	// buf is the file from off to the end; cut is where, in buf, the
+	// segments already found to be torn begin.
+	off := st.Size()
+	var buf []byte
+	cut := 0
+	for {
+		for {
+			p := lastStart(buf[:cut], off == 0)
+			if p < 0 {
+				break
+			}
+			if e, ok := parseSegment(buf[p:cut]); ok {
+				return &e, afterEnd(buf[p:], e.Iteration), nil
+			}
+			cut = p
+		}
+		if off == 0 {
+			return nil, buf, nil
+		}
+		n := min(int64(max(blockSize, len(buf))), off)
+		next := make([]byte, int(n)+len(buf))
+		if _, err := f.ReadAt(next[:n], off-n); err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		copy(next[n:], buf)
+		buf, off, cut = next, off-n, cut+int(n)
+	}
+}
+
+// afterEnd returns what follows the line of the end marker of iteration n in
+// seg, which begins with that entry's start marker and holds its end marker.
+func afterEnd(seg []byte, n int) []byte {
+	end := []byte("\n" + endMarker(n))
+	for i := 0; ; {
+		j := bytes.Index(seg[i:], end)
+		if j < 0 {
+			return nil
+		}
+		i += j + len(end)
+		// The end marker must be a whole line (perhaps with a CR).
+		rest := seg[i:]
+		rest = bytes.TrimPrefix(rest, []byte("\r"))
+		if len(rest) == 0 {
+			return nil
+		}
+		if rest[0] == '\n' {
+			return rest[1:]
+		}
+	}
+}

@@ -66,7 +66,11 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 		return loop.Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	d := &tomlDecoder{file: name}
-	cfg := loop.Config{Commit: true, Guard: loop.Guard{Tests: loop.DefaultTests}}
+	cfg := loop.Config{
+		Commit: true,
+		Guard:  loop.Guard{Tests: loop.DefaultTests},
+		Limits: loop.Limits{StallAfter: loop.DefaultStallAfter},
+	}
 	agentKeys := &agentTable{set: map[string]bool{}}
 	d.table(raw, "", func(key string, v any) {
 		switch key {
@@ -467,6 +471,8 @@ func (d *tomlDecoder) loopKey(l *loop.Limits, k string, v any) {
 		l.MaxCostUSD = d.number(v, key)
 	case "max_tokens":
 		l.MaxTokens = d.count(v, key)
+	case "stall_after":
+		l.StallAfter = int(d.count(v, key))
 	default:
 		d.unknown(key)
 	}
@@ -493,6 +499,8 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 				c.Timeout = d.duration(v, key+".timeout")
 			case "required":
 				c.Required = d.boolean(v, key+".required")
+			case "baseline":
+				c.Baseline = d.boolean(v, key+".baseline")
 			default:
 				d.unknown(key + "." + k)
 			}

@@ -173,6 +173,8 @@ func exitCode(err error) int {
 			return exitNeedsHuman
 		case loop.InterruptedStop:
 			return exitInterrupted
+		case loop.Stalled:
+			return exitStalled
 		}
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

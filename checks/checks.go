@@ -26,6 +26,7 @@ type Check struct {
 	Run      string        // run with `sh -c` in Dir
 	Timeout  time.Duration // 0: none
 	Required bool          // a failing optional check is reported but does not block
+	Baseline bool          // blocks only when it fails in a way it did not before the story's first attempt
 }
 
 // Result is the outcome of one check.

@@ -51,6 +51,9 @@ type Limits struct {
 	MaxDuration   time.Duration
 	MaxCostUSD    float64
 	MaxTokens     int64
+	// StallAfter is how many identical failures in a row fail a story
+	// as stalled; 0: never.
+	StallAfter int
 }
 
 // Defaults for the keys a harness.toml may leave out.

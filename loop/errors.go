@@ -26,6 +26,8 @@ const (
 	NeedsHuman
 	// Interrupted: a signal stopped the loop.
 	InterruptedStop
+	// Stalled: the stall breaker failed the stories that were left.
+	Stalled
 )
 
 // StopError reports that the loop stopped with stories left.

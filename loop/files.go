@@ -48,12 +48,17 @@ type fileState struct {
 type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]bool
+	tree      [32]byte // treeSum, for the stall breaker
 }
 
 // takeFiles lists the guarded files, keeping the protected ones' contents.
 func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	g := o.Config.Guard
 	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}}
+	var err error
+	if s.tree, err = treeSum(ctx, o.Dir); err != nil {
+		return s, err
+	}
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
 	}

@@ -176,7 +176,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		story, err := o.pick(f, totals, n)
 		var stop *StopError
-		if story == nil && o.Watch && (err == nil || errors.As(err, &stop) && stop.Kind == NeedsHuman) {
+		if story == nil && o.Watch && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled)) {
 			why := "every story passes"
 			if err != nil {
 				why = err.Error()
@@ -218,6 +218,9 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 	}
 	story := f.Next()
 	if story == nil {
+		if stalled(f) {
+			return nil, stopf(Stalled, "no story can run: %s", waitingOnHumans(f))
+		}
 		return nil, stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
 	}
 	left := len(f.Stories) - countPassing(f)
@@ -238,6 +241,21 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 		return story, nil
 	}
 	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+}
+
+// stalled reports whether the stall breaker is what stopped the run: no
+// story waits for an answer, and one was failed as stalled.
+func stalled(f *prd.File) bool {
+	any := false
+	for _, s := range f.Stories {
+		switch f.State(s) {
+		case "blocked":
+			return false
+		case "failed":
+			any = any || strings.HasPrefix(s.Failed, stalledPrefix)
+		}
+	}
+	return any
 }
 
 func countPassing(f *prd.File) int {
@@ -361,6 +379,10 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
 		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
+	baseline, err := it.baseline(ctx, story)
+	if err != nil {
+		return err
+	}
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
 	// The guard's snapshot is taken after it, so the marker is no change.
@@ -416,7 +438,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.problem(ctx, *res.Problem)
 	}
 
-	failed := it.runChecks(ctx, f.Story(story.ID))
+	failed := it.runChecks(ctx, f.Story(story.ID), baseline)
 	if ctx.Err() != nil {
 		return it.interrupted(f)
 	}
@@ -432,6 +454,11 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
 	})
+	if v.Outcome == Retry || v.Outcome == Failed {
+		if v, err = it.stall(ctx, snap, v); err != nil {
+			return it.failed(err)
+		}
+	}
 	e.Outcome = v.Outcome
 	if v.Outcome == Blocked {
 		e.Question = claim.Question
@@ -540,7 +567,7 @@ func claimNote(c Claim, note string) string {
 
 // runChecks runs the configured checks and the story's own, records them in
 // the entry, and returns the names of the required ones that failed.
-func (it *iteration) runChecks(ctx context.Context, story *prd.Story) []string {
+func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline []progress.Check) []string {
 	o := it.o
 	cs := storyChecks(o.Config.Checks, story)
 	if len(cs) == 0 {
@@ -561,7 +588,8 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story) []string {
 			if r.Err != nil {
 				c.Excerpt = r.Err.Error()
 			}
-			if r.Required {
+			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, c.Excerpt)
+			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
 		}
@@ -693,6 +721,60 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 		return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 	}
 	return jitter(d)
+}
+
+// baseline runs the story's baseline checks before its first attempt and
+// records them in the entry; for later attempts it finds them in the
+// ledger.
+func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress.Check, error) {
+	o := it.o
+	var cs []checks.Check
+	for _, c := range o.Config.Checks {
+		if c.Baseline {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	if story.Attempts > 0 {
+		return baselineOf(o.path(ProgressFile), story.ID)
+	}
+	opts := o.checkOptions(it.entry.Iteration, story.ID)
+	opts.Done = func(r checks.Result) {
+		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,
+			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
+			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
+	}
+	for _, r := range checks.Run(ctx, cs, opts) {
+		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
+		if !r.Passed {
+			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
+		}
+		it.entry.Baseline = append(it.entry.Baseline, c)
+	}
+	return it.entry.Baseline, ctx.Err()
+}
+
+// stall fingerprints an unsuccessful iteration and fails the story as
+// stalled when the same failure has come loop.stall_after times in a row.
+func (it *iteration) stall(ctx context.Context, snap snapshot, v Verdict) (Verdict, error) {
+	o, e := it.o, &it.entry
+	after, err := treeSum(ctx, o.Dir)
+	if err != nil {
+		return v, err
+	}
+	changed := after != snap.files.tree
+	e.Fingerprint = fingerprint(*e, changed)
+	k := o.Config.Limits.StallAfter
+	if k <= 0 {
+		return v, nil
+	}
+	n, err := repeats(o.path(ProgressFile), e.StoryID, e.Fingerprint)
+	if err != nil || n+1 < k {
+		return v, err
+	}
+	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, changed)}, nil
 }
 
 // failed records an iteration that ralph itself could not finish (a write

@@ -27,6 +27,9 @@ type Check struct {
 	Skipped  bool
 	Optional bool // not required: a failure does not block done
 	TimedOut bool
+	// Known marks a failure the baseline had before the story's first
+	// attempt: it does not block the story.
+	Known    bool
 	Duration time.Duration
 	Excerpt  string // tail of the failing output; multi-line
 }
@@ -58,13 +61,19 @@ type Entry struct {
 	CostUSD      float64
 	CostKnown    bool
 
-	Checks    []Check
-	Tampered  []string
-	Commit    string
-	Question  string
-	Summary   string
-	Learnings []string
-	Totals    Totals
+	Checks []Check
+	// Baseline are the baseline checks as they were before the story's
+	// first attempt (recorded in that attempt's entry).
+	Baseline []Check
+	Tampered []string
+	// Fingerprint identifies an unsuccessful iteration's failure, for the
+	// stall breaker: the same one again and again means no progress.
+	Fingerprint string
+	Commit      string
+	Question    string
+	Summary     string
+	Learnings   []string
+	Totals      Totals
 }
 
 const (
@@ -131,10 +140,16 @@ func Format(e Entry) []byte {
 	for _, c := range e.Checks {
 		writeField(&b, "check", formatCheck(c))
 	}
+	for _, c := range e.Baseline {
+		writeField(&b, "baseline", formatCheck(c))
+	}
 	for _, t := range e.Tampered {
 		if t != "" {
 			writeField(&b, "tampered", t)
 		}
+	}
+	if e.Fingerprint != "" {
+		writeField(&b, "fingerprint", oneLine(e.Fingerprint))
 	}
 	if e.Commit != "" {
 		writeField(&b, "commit", e.Commit)
@@ -174,6 +189,9 @@ func formatCheck(c Check) string {
 	}
 	if c.TimedOut {
 		s += sep + "timed out"
+	}
+	if c.Known {
+		s += sep + "known failure"
 	}
 	if c.Excerpt != "" {
 		s += "\n" + c.Excerpt

@@ -29,13 +29,16 @@ func fullEntry() Entry {
 		Checks: []Check{
 			{Name: "test", Duration: 2100 * time.Millisecond, Excerpt: "--- FAIL: TestFoo\nfoo_test.go:12: want 1, got 2"},
 			{Name: "vet", Passed: true, Duration: 400 * time.Millisecond},
+			{Name: "lint", Known: true, Excerpt: "old.go:3: unused"},
 		},
-		Tampered:  []string{"prd.json status of US-002 was restored"},
-		Commit:    "3f2a9c1",
-		Question:  "which database should I use?",
-		Summary:   "Added the cart table and a migration.\nsecond line of the summary",
-		Learnings: []string{"the migrations live in db/migrations", "run sqlc generate after editing queries"},
-		Totals:    Totals{Iterations: 3, Tokens: 5400, CostUSD: 0.0456, Elapsed: 90 * time.Second},
+		Baseline:    []Check{{Name: "lint", Excerpt: "old.go:3: unused"}},
+		Tampered:    []string{"prd.json status of US-002 was restored"},
+		Fingerprint: "3fa2b1c09d4e",
+		Commit:      "3f2a9c1",
+		Question:    "which database should I use?",
+		Summary:     "Added the cart table and a migration.\nsecond line of the summary",
+		Learnings:   []string{"the migrations live in db/migrations", "run sqlc generate after editing queries"},
+		Totals:      Totals{Iterations: 3, Tokens: 5400, CostUSD: 0.0456, Elapsed: 90 * time.Second},
 	}
 }
 
@@ -49,7 +52,12 @@ check: test · fail · 2.1s
   | --- FAIL: TestFoo
   | foo_test.go:12: want 1, got 2
 check: vet · pass · 0.4s
+check: lint · fail · 0s · known failure
+  | old.go:3: unused
+baseline: lint · fail · 0s
+  | old.go:3: unused
 tampered: prd.json status of US-002 was restored
+fingerprint: 3fa2b1c09d4e
 commit: 3f2a9c1
 question: which database should I use?
 summary: Added the cart table and a migration.

@@ -203,6 +203,10 @@ func (p *entryParser) entry() (Entry, bool) {
 			parseUsage(&e, v)
 		case "check":
 			e.Checks = append(e.Checks, parseCheck(v))
+		case "baseline":
+			e.Baseline = append(e.Baseline, parseCheck(v))
+		case "fingerprint":
+			e.Fingerprint = v
 		case "tampered":
 			if v != "" {
 				e.Tampered = append(e.Tampered, v)
@@ -294,6 +298,7 @@ func parseCheck(v string) Check {
 	var c Check
 	line, excerpt, _ := strings.Cut(v, "\n")
 	c.Excerpt = excerpt
+	line, c.Known = strings.CutSuffix(line, sep+"known failure")
 	line, c.TimedOut = strings.CutSuffix(line, sep+"timed out")
 	line, c.Optional = strings.CutSuffix(line, sep+"optional")
 	i := strings.LastIndex(line, sep)

@@ -1,0 +1,175 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// DefaultStallAfter is how many identical failures in a row stall a story.
+const DefaultStallAfter = 3
+
+// stalledPrefix starts the failed reason of a stalled story, so that the
+// loop can tell a stall (exit 4) from a story that used up its attempts.
+const stalledPrefix = "stalled: "
+
+// treeSum sums the project's files as the agent may change them: names,
+// sizes and modification times, without the three files ralph owns.
+func treeSum(ctx context.Context, dir string) ([32]byte, error) {
+	files, err := projectFiles(ctx, dir)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	slices.Sort(files)
+	h := sha256.New()
+	for _, name := range files {
+		switch name {
+		case PRDFile, ProgressFile, HarnessFile:
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", name, info.Size(), info.ModTime().UnixNano())
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, nil
+}
+
+var (
+	errorLineRE = regexp.MustCompile(`(?i)error|fail|panic|expected|want|assert|exception|cannot|undefined`)
+	// What varies between two runs of the same failure: numbers (times,
+	// line counts, addresses) and temporary paths.
+	hexRE    = regexp.MustCompile(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
+	numberRE = regexp.MustCompile(`\d+(\.\d+)?`)
+	tmpRE    = regexp.MustCompile(`/tmp/[^\s:]*`)
+)
+
+// failureLines are the first few lines of a check's output that say what
+// failed, normalised so that the same failure reads the same every time.
+// At most limit lines are taken (0: all of them).
+func failureLines(out string, limit int) []string {
+	var picked []string
+	lines := strings.Split(out, "\n")
+	for _, l := range lines {
+		if errorLineRE.MatchString(l) {
+			picked = append(picked, normalise(l))
+			if len(picked) == limit {
+				return picked
+			}
+		}
+	}
+	if len(picked) > 0 {
+		return picked
+	}
+	for i := len(lines) - 1; i >= 0 && (limit == 0 || len(picked) < limit); i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			picked = append(picked, normalise(l))
+		}
+	}
+	return picked
+}
+
+func normalise(line string) string {
+	line = tmpRE.ReplaceAllString(line, "/tmp/…")
+	line = hexRE.ReplaceAllString(line, "#")
+	line = numberRE.ReplaceAllString(line, "N")
+	return strings.Join(strings.Fields(line), " ")
+}
+
+// fingerprint identifies an unsuccessful iteration: which checks failed and
+// how, whether the agent changed anything, and what it claimed. The same
+// fingerprint again and again is a loop that makes no progress.
+func fingerprint(e progress.Entry, changed bool) string {
+	h := sha256.New()
+	for _, c := range e.Checks {
+		if c.Passed || c.Known || c.Optional {
+			continue
+		}
+		fmt.Fprintf(h, "check %s\n", c.Name)
+		for _, l := range failureLines(c.Excerpt, 3) {
+			fmt.Fprintf(h, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(h, "changed %v\nclaim %s\ntampered %d\n", changed, e.Claim, len(e.Tampered))
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// repeats counts the story's latest attempts, newest first, that ended with
+// the same fingerprint, reading the ledger back only as far as it must.
+func repeats(path, storyID, fp string) (int, error) {
+	n := 0
+	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
+		if e.StoryID != storyID || !isAttempt(e.Outcome) {
+			return true
+		}
+		if e.Fingerprint != fp || e.Outcome != Retry {
+			return false
+		}
+		n++
+		return true
+	})
+	return n, err
+}
+
+// stallReason describes a stall for prd.json and the ledger.
+func stallReason(e progress.Entry, times int, changed bool) string {
+	var failing []string
+	for _, c := range e.Checks {
+		if !c.Passed && !c.Known && !c.Optional {
+			failing = append(failing, c.Name)
+		}
+	}
+	what := "no check failed"
+	if len(failing) > 0 {
+		what = "check " + strings.Join(failing, ", ") + " failed"
+	}
+	if !changed {
+		what += ", and the agent changed nothing"
+	}
+	if e.Claim == "" {
+		what += ", and claimed nothing"
+	}
+	return fmt.Sprintf("%sthe same failure %d times in a row (%s)", stalledPrefix, times, what)
+}
+
+// baselineOf finds the baseline recorded before the story's first attempt.
+func baselineOf(path, storyID string) ([]progress.Check, error) {
+	var found []progress.Check
+	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
+		if e.StoryID == storyID && len(e.Baseline) > 0 {
+			found = e.Baseline
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// knownFailure reports whether a check fails only in ways the baseline
+// already did: every line that says what failed now said so before.
+func knownFailure(baseline []progress.Check, name, out string) bool {
+	for _, b := range baseline {
+		if b.Name != name || b.Passed {
+			continue
+		}
+		before := failureLines(b.Excerpt, 0)
+		for _, l := range failureLines(out, 0) {
+			if !slices.Contains(before, l) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

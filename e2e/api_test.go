@@ -36,15 +36,19 @@ retry_backoff = "1s"
 price_input_per_mtok = 3
 price_output_per_mtok = 15
 %s
-[[checks]]
+`, api, baseURL, extra) + greetCheck
+}
+
+// greetCheck is the end of the API tests' harness.toml: the check of
+// US-001, and no commits.
+const greetCheck = `[[checks]]
 name = "greet"
 run = "test \"$(sh greet.sh)\" = \"hello, world\""
 timeout = "10s"
 
 [git]
 commit = false
-`, api, baseURL, extra)
-}
+`
 
 const apiPRD = `{
   "project": "API e2e",
@@ -76,66 +80,50 @@ var apiGreeter = fakemodel.Conversation{
 	},
 }
 
+// forEachAPI runs test as a subtest for each API the agent speaks.
+func forEachAPI(t *testing.T, test func(t *testing.T, api string)) {
+	for _, api := range []string{"anthropic", "openai"} {
+		t.Run(api, func(t *testing.T) { test(t, api) })
+	}
+}
+
 // TestAPILoop: a whole `ralph loop` with the built-in agent, for each API:
 // the model writes code through the tools, the attempt to leave the
 // project is refused, the check passes, and the ledger holds the summed
 // tokens and the cost at the configured prices.
 func TestAPILoop(t *testing.T) {
-	for _, api := range []string{"anthropic", "openai"} {
-		t.Run(api, func(t *testing.T) {
-			s := startServer(t, apiGreeter)
-			dir := writeFiles(t, map[string]string{
-				"harness.toml": apiHarness(api, apiBase[api](s.URL), ""),
-				"prd.json":     apiPRD,
-				"progress.txt": "## Codebase Patterns\n",
-			})
-			stdout, stderr, code := runRalph(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-fake-e2e"), "loop")
-			if code != 0 {
-				t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
-			if got := readFile(t, filepath.Join(dir, "greet.sh")); got != "#!/bin/sh\necho \"hello, ${1:-world}\"\n" {
-				t.Errorf("greet.sh = %q", got)
-			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.txt")); err == nil {
-				t.Errorf("the model wrote outside the project")
-			}
-			for _, want := range []string{
-				"● session started: fake-model\n",
-				"I'll write the script.\n",
-				"→ write_file: greet.sh\n",
-				"→ write_file: ../escape.txt\n",
-				"  ✗ error: ../escape.txt: outside the project directory",
-				"→ edit_file: greet.sh\n",
-				"→ shell: sh greet.sh\n",
-				"✓ result: 5 turns, $0.0030\n",
-				"[ralph] US-001 → done",
-			} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("stdout lacks %q:\n%s", want, stdout)
-				}
-			}
-			if strings.Contains(stdout, `"type":`) {
-				t.Errorf("stdout shows raw JSON:\n%s", stdout)
-			}
-			progress := readFile(t, filepath.Join(dir, "progress.txt"))
-			for _, want := range []string{
-				"=== ralph iteration 1 · US-001 · done ===",
-				"agent: exit 0 after ",
-				// Five requests of 100 input and 20 output tokens, at $3
-				// and $15 per million.
-				"usage: 500 input tokens · 100 output tokens · $0.0030",
-				"check: greet · pass",
-				"learning: greet.sh greets the world by default",
-			} {
-				if !strings.Contains(progress, want) {
-					t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-				}
-			}
-			if prd := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(prd, `"passes": true`) {
-				t.Errorf("prd.json: the story does not pass:\n%s", prd)
-			}
-		})
-	}
+	forEachAPI(t, func(t *testing.T, api string) {
+		s := startServer(t, apiGreeter)
+		dir := writeProject(t, apiHarness(api, apiBase[api](s.URL), ""), apiPRD, "## Codebase Patterns\n")
+		stdout, _ := runLoop(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-fake-e2e"), 0)
+		wantFile(t, dir, "greet.sh", "#!/bin/sh\necho \"hello, ${1:-world}\"\n")
+		if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.txt")); err == nil {
+			t.Errorf("the model wrote outside the project")
+		}
+		wantView(t, stdout,
+			"● session started: fake-model\n",
+			"I'll write the script.\n",
+			"→ write_file: greet.sh\n",
+			"→ write_file: ../escape.txt\n",
+			"  ✗ error: ../escape.txt: outside the project directory",
+			"→ edit_file: greet.sh\n",
+			"→ shell: sh greet.sh\n",
+			"✓ result: 5 turns, $0.0030\n",
+			"[ralph] US-001 → done",
+		)
+		wantContains(t, "progress.txt", readFile(t, filepath.Join(dir, "progress.txt")),
+			"=== ralph iteration 1 · US-001 · done ===",
+			"agent: exit 0 after ",
+			// Five requests of 100 input and 20 output tokens, at $3
+			// and $15 per million.
+			"usage: 500 input tokens · 100 output tokens · $0.0030",
+			"check: greet · pass",
+			"learning: greet.sh greets the world by default",
+		)
+		if prd := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(prd, `"passes": true`) {
+			t.Errorf("prd.json: the story does not pass:\n%s", prd)
+		}
+	})
 }
 
 // TestAPIRateLimit: a 429 that lifts within a second is waited out by the
@@ -143,69 +131,46 @@ func TestAPILoop(t *testing.T) {
 // time, and the loop, which may not run that long, stops instead of
 // waiting (exit 3), without counting an attempt.
 func TestAPIRateLimit(t *testing.T) {
-	for _, api := range []string{"anthropic", "openai"} {
-		t.Run(api, func(t *testing.T) {
-			conv := apiGreeter
-			conv.Faults = map[int][]fakemodel.Fault{
-				0: {{Status: 429, Headers: map[string]string{"retry-after": "1"}}},
-				3: {{Status: 429, Headers: map[string]string{"retry-after": "3600"}}},
-			}
-			s := startServer(t, conv)
-			dir := writeFiles(t, map[string]string{
-				"harness.toml": apiHarness(api, apiBase[api](s.URL), "\n[loop]\nmax_duration = \"10m\"\n"),
-				"prd.json":     apiPRD,
-				"progress.txt": "",
-			})
-			env := isolatedEnv(t, s, "RALPH_E2E_KEY=sk-fake-e2e")
-			stdout, stderr, code := runRalph(t, dir, env, "loop")
-			if code != 3 {
-				t.Fatalf("ralph loop exited %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
-			for _, want := range []string{"✗ API error 429 rate_limit_error: retrying (1 of 3) in 1s", "✗ result (error_during_execution): 3 turns"} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("stdout lacks %q:\n%s", want, stdout)
-				}
-			}
-			if !strings.Contains(stderr, "ralph: stopped: the rate limit lifts only after loop.max_duration = 10m0s") {
-				t.Errorf("stderr:\n%s", stderr)
-			}
-			progress := readFile(t, filepath.Join(dir, "progress.txt"))
-			if !strings.Contains(progress, "· rate-limited ===") || !strings.Contains(progress, "rate limit: API error 429 (rate_limit_error)") {
-				t.Errorf("progress.txt:\n%s", progress)
-			}
-			if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Contains(prd, `"attempts"`) {
-				t.Errorf("a rate limit counted as an attempt:\n%s", prd)
-			}
-		})
-	}
+	forEachAPI(t, func(t *testing.T, api string) {
+		conv := apiGreeter
+		conv.Faults = map[int][]fakemodel.Fault{
+			0: {{Status: 429, Headers: map[string]string{"retry-after": "1"}}},
+			3: {{Status: 429, Headers: map[string]string{"retry-after": "3600"}}},
+		}
+		s := startServer(t, conv)
+		dir := writeProject(t, apiHarness(api, apiBase[api](s.URL), "\n[loop]\nmax_duration = \"10m\"\n"), apiPRD, "")
+		stdout, stderr := runLoop(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-fake-e2e"), 3)
+		wantContains(t, "stdout", stdout, "✗ API error 429 rate_limit_error: retrying (1 of 3) in 1s", "✗ result (error_during_execution): 3 turns")
+		if !strings.Contains(stderr, "ralph: stopped: the rate limit lifts only after loop.max_duration = 10m0s") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+		progress := readFile(t, filepath.Join(dir, "progress.txt"))
+		if !strings.Contains(progress, "· rate-limited ===") || !strings.Contains(progress, "rate limit: API error 429 (rate_limit_error)") {
+			t.Errorf("progress.txt:\n%s", progress)
+		}
+		if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Contains(prd, `"attempts"`) {
+			t.Errorf("a rate limit counted as an attempt:\n%s", prd)
+		}
+	})
 }
 
 // TestAPIBadKey: a key the API refuses stops the loop at once (exit 1),
 // naming the variable the key came from.
 func TestAPIBadKey(t *testing.T) {
-	for _, api := range []string{"anthropic", "openai"} {
-		t.Run(api, func(t *testing.T) {
-			conv := apiGreeter
-			conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 401}}}
-			s := startServer(t, conv)
-			dir := writeFiles(t, map[string]string{
-				"harness.toml": apiHarness(api, apiBase[api](s.URL), ""),
-				"prd.json":     apiPRD,
-				"progress.txt": "",
-			})
-			stdout, stderr, code := runRalph(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-wrong"), "loop")
-			if code != 1 {
-				t.Fatalf("ralph loop exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
-			want := "ralph: error: the agent reported a permanent error: API error 401 (authentication_error): "
-			if !strings.Contains(stderr, want) || !strings.Contains(stderr, "check the key in RALPH_E2E_KEY (agent.api_key_env)") {
-				t.Errorf("stderr lacks %q and the hint:\n%s", want, stderr)
-			}
-			if strings.Contains(stdout+stderr, "sk-wrong") {
-				t.Errorf("the key was printed")
-			}
-		})
-	}
+	forEachAPI(t, func(t *testing.T, api string) {
+		conv := apiGreeter
+		conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 401}}}
+		s := startServer(t, conv)
+		dir := writeProject(t, apiHarness(api, apiBase[api](s.URL), ""), apiPRD, "")
+		stdout, stderr := runLoop(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-wrong"), 1)
+		want := "ralph: error: the agent reported a permanent error: API error 401 (authentication_error): "
+		if !strings.Contains(stderr, want) || !strings.Contains(stderr, "check the key in RALPH_E2E_KEY (agent.api_key_env)") {
+			t.Errorf("stderr lacks %q and the hint:\n%s", want, stderr)
+		}
+		if strings.Contains(stdout+stderr, "sk-wrong") {
+			t.Errorf("the key was printed")
+		}
+	})
 }
 
 // fakeClaude prints what Claude Code prints for one turn that claims done,
@@ -228,24 +193,13 @@ command = ["./fake-claude"]
 timeout = "60s"
 idle_timeout = "30s"
 
-[[checks]]
-name = "greet"
-run = "test \"$(sh greet.sh)\" = \"hello, world\""
-timeout = "10s"
-
-[git]
-commit = false
-`
+` + greetCheck
 
 // TestAPILedgerShape: the API agent and a CLI preset leave ledger entries
 // of the same shape: the same keys in the same order.
 func TestAPILedgerShape(t *testing.T) {
 	s := startServer(t, apiGreeter)
-	apiDir := writeFiles(t, map[string]string{
-		"harness.toml": apiHarness("anthropic", s.URL, ""),
-		"prd.json":     apiPRD,
-		"progress.txt": "",
-	})
+	apiDir := writeProject(t, apiHarness("anthropic", s.URL, ""), apiPRD, "")
 	cliDir := writeFiles(t, map[string]string{
 		"harness.toml": cliHarness,
 		"prd.json":     apiPRD,

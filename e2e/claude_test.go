@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/fakemodel"
@@ -49,47 +48,8 @@ func claudeEnv(t *testing.T, s *fakemodel.Server) []string {
 // claudeHarness is harness.toml for the claude preset with the installed
 // binary.
 func claudeHarness(bin string) string {
-	return fmt.Sprintf(`[agent]
-preset = "claude"
-command = [%q]
-timeout = "60s"
-idle_timeout = "30s"
-retry_backoff = "1s"
-
-[[checks]]
-name = "hello"
-run = "test \"$(cat hello.txt)\" = hello"
-timeout = "10s"
-
-[git]
-commit = false
-`, bin)
+	return presetHarness("claude", bin, "", "60s", "30s")
 }
-
-// claudePRD has two stories; each description holds a word that only its
-// own prompts contain, which selects its conversation on the fake server
-// (ids and titles also reach later prompts through the ledger).
-const claudePRD = `{
-  "project": "Claude e2e",
-  "userStories": [
-    {
-      "id": "US-001",
-      "title": "Greeting",
-      "description": "Write hello.txt (claude-story-greeting).",
-      "priority": 1,
-      "passes": false
-    },
-    {
-      "id": "US-002",
-      "title": "Farewell",
-      "description": "Write bye.txt (claude-story-farewell).",
-      "priority": 2,
-      "passes": false,
-      "checks": ["test \"$(cat bye.txt)\" = bye", "grep -qx bye.txt listing.txt"]
-    }
-  ]
-}
-`
 
 // claudeGreeting is the conversation of US-001: a shell command through
 // Claude Code's Bash tool, then the claim.
@@ -110,11 +70,9 @@ func TestClaudeLoop(t *testing.T) {
 	if inNetns(t) {
 		return
 	}
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": claudeHarness(bin),
-		"prd.json":     claudePRD,
-		"progress.txt": "## Codebase Patterns\n",
-	})
+	dir := writeProject(t, claudeHarness(bin),
+		storiesPRD("Claude e2e", "claude", `test "$(cat bye.txt)" = bye`, "grep -qx bye.txt listing.txt"),
+		"## Codebase Patterns\n")
 	s := startServer(t,
 		claudeGreeting,
 		fakemodel.Conversation{
@@ -130,53 +88,25 @@ func TestClaudeLoop(t *testing.T) {
 			},
 		},
 	)
-	stdout, stderr, code := runRalph(t, dir, claudeEnv(t, s), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
-		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
-	}
-	if got := readFile(t, filepath.Join(dir, "bye.txt")); got != "bye\n" {
-		t.Errorf("bye.txt = %q, want %q", got, "bye\n")
-	}
-	// The view shows Claude Code's words and actions, not its JSON.
-	for _, want := range []string{
-		"● session started: ",
-		"I'll write the greeting.\n",
-		"→ Bash: echo hello > hello.txt\n",
-		"→ Write: " + filepath.Join(dir, "bye.txt") + "\n",
-		"✓ result: 2 turns, $",
-		"✓ result: 3 turns, $",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
-	}
-	if strings.Contains(stdout, `"type":`) {
-		t.Errorf("stdout shows raw JSON:\n%s", stdout)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · done ===",
-		// Two requests (the tool call, then the final text) of 100 input
-		// and 20 output tokens each, and Claude Code's price of them.
-		"usage: 200 input tokens · 40 output tokens · $0.",
-		"learning: claude writes files with Bash",
-		"=== ralph iteration 2 · US-002 · done ===",
-		"usage: 300 input tokens · 60 output tokens · $0.",
-		"totals: iterations 2 · tokens 600 · cost $0.",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
-	if n := strings.Count(progress, "\nusage: "); n != 2 {
-		t.Errorf("progress.txt has %d usage lines, want one per iteration (2):\n%s", n, progress)
-	}
-	if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Count(prd, `"passes": true`) != 2 {
-		t.Errorf("prd.json: want both stories passing:\n%s", prd)
-	}
+	stdout, _ := runLoop(t, dir, claudeEnv(t, s), 0)
+	wantStoriesDone(t, dir, stdout,
+		// The view shows Claude Code's words and actions, not its JSON.
+		[]string{
+			"● session started: ",
+			"I'll write the greeting.\n",
+			"→ Bash: echo hello > hello.txt\n",
+			"→ Write: " + filepath.Join(dir, "bye.txt") + "\n",
+			"✓ result: 2 turns, $",
+			"✓ result: 3 turns, $",
+		},
+		[]string{
+			// Two requests (the tool call, then the final text) of 100 input
+			// and 20 output tokens each, and Claude Code's price of them.
+			"usage: 200 input tokens · 40 output tokens · $0.",
+			"learning: claude writes files with Bash",
+			"usage: 300 input tokens · 60 output tokens · $0.",
+			"totals: iterations 2 · tokens 600 · cost $0.",
+		})
 }
 
 // TestClaudeRateLimit: every answer Claude Code gets in its first run is a
@@ -189,52 +119,19 @@ func TestClaudeRateLimit(t *testing.T) {
 		return
 	}
 	const requests = 1 + claudeMaxRetries
-	faults := make([]fakemodel.Fault, requests)
-	for i := range faults {
-		faults[i] = fakemodel.Fault{Status: 429, Headers: map[string]string{"retry-after": "1"}}
-	}
 	conv := claudeGreeting
-	conv.Faults = map[int][]fakemodel.Fault{0: faults}
+	conv.Faults = map[int][]fakemodel.Fault{0: repeatFault(fakemodel.Fault{Status: 429, Headers: map[string]string{"retry-after": "1"}}, requests)}
 	s := startServer(t, conv)
-	prd := `{"project": "Claude e2e", "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (claude-story-greeting).", "priority": 1, "passes": false}]}`
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": claudeHarness(bin),
-		"prd.json":     prd,
-		"progress.txt": "## Codebase Patterns\n",
-	})
-	stdout, stderr, code := runRalph(t, dir, claudeEnv(t, s), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if n := strings.Count(strings.Join(s.Log(), "\n"), "fault 429"); n != requests {
-		t.Errorf("the server served %d 429s, want %d:\n%s", n, requests, strings.Join(s.Log(), "\n"))
-	}
-	for _, want := range []string{
+	dir := writeProject(t, claudeHarness(bin), greetingPRD("Claude e2e", "claude"), "## Codebase Patterns\n")
+	stdout, stderr := runLoop(t, dir, claudeEnv(t, s), 0)
+	wantServed(t, s, 429, requests)
+	wantContains(t, "stdout", stdout,
 		fmt.Sprintf("✗ API error 429 rate_limit: retrying (%d of %d)", claudeMaxRetries, claudeMaxRetries),
 		"✗ result: 1 turn, $0.0000 — API Error: Request rejected (429)",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
-	}
-	if !strings.Contains(stderr, "ralph: waiting for the rate limit to pass") {
-		t.Errorf("stderr does not say ralph waited for the rate limit:\n%s", stderr)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · rate-limited ===",
+	)
+	wantRateLimitedThenDone(t, dir, stderr,
 		"Request rejected (429)",
-		"=== ralph iteration 2 · US-001 · done ===",
 		"usage: 200 input tokens · 40 output tokens · $0.",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
-		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
-	}
-	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
-		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
-	}
+	)
+	wantFile(t, dir, "hello.txt", "hello\n")
 }

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/fakemodel"
@@ -70,19 +68,8 @@ const codexRequests = 1 + 2
 func codexEnv(t *testing.T, s *fakemodel.Server) []string {
 	t.Helper()
 	env := isolatedEnv(t, s, "CODEX_E2E_API_KEY=sk-fake-codex-e2e")
-	var home string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(codexConfig, s.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	codexHome := filepath.Join(envHome(env), ".codex")
+	writeFilesIn(t, codexHome, map[string]string{"config.toml": fmt.Sprintf(codexConfig, s.URL)})
 	return append(env, "CODEX_HOME="+codexHome)
 }
 
@@ -91,48 +78,8 @@ func codexEnv(t *testing.T, s *fakemodel.Server) []string {
 // know, so that a setting above cannot silently stop switching something
 // off.
 func codexHarness(bin string) string {
-	return fmt.Sprintf(`[agent]
-preset = "codex"
-command = [%q]
-args = ["--strict-config"]
-timeout = "60s"
-idle_timeout = "30s"
-retry_backoff = "1s"
-
-[[checks]]
-name = "hello"
-run = "test \"$(cat hello.txt)\" = hello"
-timeout = "10s"
-
-[git]
-commit = false
-`, bin)
+	return presetHarness("codex", bin, `"--strict-config"`, "60s", "30s")
 }
-
-// codexPRD has two stories; each description holds a word that only its
-// own prompts contain, which selects its conversation on the fake server
-// (ids and titles also reach later prompts through the ledger).
-const codexPRD = `{
-  "project": "Codex e2e",
-  "userStories": [
-    {
-      "id": "US-001",
-      "title": "Greeting",
-      "description": "Write hello.txt (codex-story-greeting).",
-      "priority": 1,
-      "passes": false
-    },
-    {
-      "id": "US-002",
-      "title": "Farewell",
-      "description": "Write bye.txt (codex-story-farewell).",
-      "priority": 2,
-      "passes": false,
-      "checks": ["test \"$(cat bye.txt)\" = bye", "test -f listing.txt"]
-    }
-  ]
-}
-`
 
 // TestCodexLoop: ralph drives the real codex through two stories. Codex
 // writes the files with its own tools (a shell command through
@@ -162,51 +109,21 @@ func TestCodexLoop(t *testing.T) {
 			},
 		},
 	)
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": codexHarness(bin),
-		"prd.json":     codexPRD,
-		"progress.txt": "## Codebase Patterns\n",
-	})
-	stdout, stderr, code := runRalph(t, dir, codexEnv(t, s), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
-		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
-	}
-	if got := readFile(t, filepath.Join(dir, "bye.txt")); got != "bye\n" {
-		t.Errorf("bye.txt = %q, want %q", got, "bye\n")
-	}
-	// The view shows codex's actions, not its JSON.
-	for _, want := range []string{"→ shell: echo hello > hello.txt", "→ edit: add ", "✓ turn completed: "} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
-	}
-	if strings.Contains(stdout, `"type":`) {
-		t.Errorf("stdout shows raw JSON:\n%s", stdout)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · done ===",
-		// Two requests (the tool call, then the final text) of 100 input
-		// and 20 output tokens each.
-		"usage: 200 input tokens · 40 output tokens",
-		"learning: codex writes files with exec_command",
-		"=== ralph iteration 2 · US-002 · done ===",
-		"usage: 300 input tokens · 60 output tokens",
-		"totals: iterations 2 · tokens 600",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
-	if n := strings.Count(progress, "\nusage: "); n != 2 {
-		t.Errorf("progress.txt has %d usage lines, want one per iteration (2):\n%s", n, progress)
-	}
-	if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Count(prd, `"passes": true`) != 2 {
-		t.Errorf("prd.json: want both stories passing:\n%s", prd)
-	}
+	dir := writeProject(t, codexHarness(bin),
+		storiesPRD("Codex e2e", "codex", `test "$(cat bye.txt)" = bye`, "test -f listing.txt"),
+		"## Codebase Patterns\n")
+	stdout, _ := runLoop(t, dir, codexEnv(t, s), 0)
+	wantStoriesDone(t, dir, stdout,
+		// The view shows codex's actions, not its JSON.
+		[]string{"→ shell: echo hello > hello.txt", "→ edit: add ", "✓ turn completed: "},
+		[]string{
+			// Two requests (the tool call, then the final text) of 100 input
+			// and 20 output tokens each.
+			"usage: 200 input tokens · 40 output tokens",
+			"learning: codex writes files with exec_command",
+			"usage: 300 input tokens · 60 output tokens",
+			"totals: iterations 2 · tokens 600",
+		})
 }
 
 // TestCodexRateLimit: every answer codex gets in its first run is a 429,
@@ -218,46 +135,19 @@ func TestCodexRateLimit(t *testing.T) {
 	if inNetns(t) {
 		return
 	}
-	faults := make([]fakemodel.Fault, codexRequests)
-	for i := range faults {
-		faults[i] = fakemodel.Fault{Status: 429}
-	}
 	s := startServer(t, fakemodel.Conversation{
 		Match: "codex-story-greeting",
 		Steps: []fakemodel.Step{
 			{Tool: fakemodel.Shell("exec_command", "echo hello > hello.txt")},
 			{Text: "Wrote hello.txt.\n<ralph>done</ralph>"},
 		},
-		Faults: map[int][]fakemodel.Fault{0: faults},
+		Faults: map[int][]fakemodel.Fault{0: repeatFault(fakemodel.Fault{Status: 429}, codexRequests)},
 	})
-	prd := `{"project": "Codex e2e", "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (codex-story-greeting).", "priority": 1, "passes": false}]}`
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": codexHarness(bin),
-		"prd.json":     prd,
-		"progress.txt": "## Codebase Patterns\n",
-	})
-	stdout, stderr, code := runRalph(t, dir, codexEnv(t, s), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if n := strings.Count(strings.Join(s.Log(), "\n"), "fault 429"); n != codexRequests {
-		t.Errorf("the server served %d 429s, want %d:\n%s", n, codexRequests, strings.Join(s.Log(), "\n"))
-	}
-	if !strings.Contains(stderr, "ralph: waiting for the rate limit to pass") {
-		t.Errorf("stderr does not say ralph waited for the rate limit:\n%s", stderr)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · rate-limited ===",
+	dir := writeProject(t, codexHarness(bin), greetingPRD("Codex e2e", "codex"), "## Codebase Patterns\n")
+	_, stderr := runLoop(t, dir, codexEnv(t, s), 0)
+	wantServed(t, s, 429, codexRequests)
+	wantRateLimitedThenDone(t, dir, stderr,
 		"429 Too Many Requests",
-		"=== ralph iteration 2 · US-001 · done ===",
 		"usage: 200 input tokens · 40 output tokens",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
-	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
-		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
-	}
+	)
 }

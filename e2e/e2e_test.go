@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -116,6 +117,13 @@ func startServer(t testing.TB, convs ...fakemodel.Conversation) *fakemodel.Serve
 func writeFiles(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFilesIn(t, dir, files)
+	return dir
+}
+
+// writeFilesIn writes files into dir, making the directories they need.
+func writeFilesIn(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
 	for name, text := range files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -125,7 +133,17 @@ func writeFiles(t testing.TB, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
+}
+
+// writeProject writes a project of harness.toml, prd.json and progress.txt
+// into a new directory and returns it.
+func writeProject(t testing.TB, harness, prd, progress string) string {
+	t.Helper()
+	return writeFiles(t, map[string]string{
+		"harness.toml": harness,
+		"prd.json":     prd,
+		"progress.txt": progress,
+	})
 }
 
 // isolatedEnv is the environment of a CLI under test: a fresh HOME, no
@@ -151,6 +169,17 @@ func isolatedEnv(t testing.TB, s *fakemodel.Server, extra ...string) []string {
 	return append(env, extra...)
 }
 
+// envHome is the HOME of an environment from isolatedEnv.
+func envHome(env []string) string {
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return home
+}
+
 // runRalph runs the ralph binary in dir and returns its output and exit
 // code.
 func runRalph(t testing.TB, dir string, env []string, args ...string) (stdout, stderr string, code int) {
@@ -172,6 +201,17 @@ func runRalph(t testing.TB, dir string, env []string, args ...string) (stdout, s
 	return out.String(), errb.String(), code
 }
 
+// runLoop runs `ralph loop` in dir and returns its output, failing the test
+// at once unless it exits with the code wanted.
+func runLoop(t testing.TB, dir string, env []string, want int) (stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, code := runRalph(t, dir, env, "loop")
+	if code != want {
+		t.Fatalf("ralph loop exited %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
 // readFile returns a file's content, failing the test when it is missing.
 func readFile(t testing.TB, path string) string {
 	t.Helper()
@@ -180,4 +220,163 @@ func readFile(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// wantFile fails the test unless the file name in dir holds want.
+func wantFile(t testing.TB, dir, name, want string) {
+	t.Helper()
+	if got := readFile(t, filepath.Join(dir, name)); got != want {
+		t.Errorf("%s = %q, want %q", name, got, want)
+	}
+}
+
+// wantContains fails the test for each of wants that text, named name in
+// the message, lacks.
+func wantContains(t testing.TB, name, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, text)
+		}
+	}
+}
+
+// wantView fails the test unless ralph's view of the agent, its stdout,
+// shows each of wants and none of the agent's raw JSON.
+func wantView(t testing.TB, stdout string, wants ...string) {
+	t.Helper()
+	wantContains(t, "stdout", stdout, wants...)
+	if strings.Contains(stdout, `"type":`) {
+		t.Errorf("stdout shows raw JSON:\n%s", stdout)
+	}
+}
+
+// wantServed fails the test unless the server answered n requests with a
+// fault of the given status.
+func wantServed(t testing.TB, s *fakemodel.Server, status, n int) {
+	t.Helper()
+	log := strings.Join(s.Log(), "\n")
+	if got := strings.Count(log, fmt.Sprintf("fault %d", status)); got != n {
+		t.Errorf("the server served %d %ds, want %d:\n%s", got, status, n, log)
+	}
+}
+
+// repeatFault is n copies of f: the faults of a step that a CLI retries
+// n-1 times before it gives up.
+func repeatFault(f fakemodel.Fault, n int) []fakemodel.Fault {
+	fs := make([]fakemodel.Fault, n)
+	for i := range fs {
+		fs[i] = f
+	}
+	return fs
+}
+
+// The project of a CLI's tests: the harness of the CLI's preset, and
+// stories whose descriptions each hold a word that only their own prompts
+// contain (<cli>-story-greeting, <cli>-story-farewell), which selects
+// their conversations on the fake server (ids and titles also reach later
+// prompts through the ledger).
+
+// presetHarness is harness.toml for a CLI's preset run by the installed
+// binary bin, with agent.args (TOML array items; none when empty) and the
+// timeouts given, a retry a second after a rate limit, and the check of
+// US-001 that hello.txt says hello.
+func presetHarness(preset, bin, args, timeout, idleTimeout string) string {
+	agent := fmt.Sprintf("preset = %q\ncommand = [%q]\n", preset, bin)
+	if args != "" {
+		agent += "args = [" + args + "]\n"
+	}
+	return fmt.Sprintf(`[agent]
+%stimeout = %q
+idle_timeout = %q
+retry_backoff = "1s"
+
+[[checks]]
+name = "hello"
+run = "test \"$(cat hello.txt)\" = hello"
+timeout = "10s"
+
+[git]
+commit = false
+`, agent, timeout, idleTimeout)
+}
+
+// storiesPRD is prd.json of a CLI's loop test: US-001 writes hello.txt
+// (the harness checks it), US-002 writes bye.txt, which farewellChecks
+// check.
+func storiesPRD(project, cli string, farewellChecks ...string) string {
+	checks := make([]string, len(farewellChecks))
+	for i, c := range farewellChecks {
+		b, _ := json.Marshal(c) // a string always marshals
+		checks[i] = string(b)
+	}
+	return fmt.Sprintf(`{
+  "project": %q,
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "Greeting",
+      "description": "Write hello.txt (%s-story-greeting).",
+      "priority": 1,
+      "passes": false
+    },
+    {
+      "id": "US-002",
+      "title": "Farewell",
+      "description": "Write bye.txt (%s-story-farewell).",
+      "priority": 2,
+      "passes": false,
+      "checks": [%s]
+    }
+  ]
+}
+`, project, cli, cli, strings.Join(checks, ", "))
+}
+
+// greetingPRD is prd.json of a CLI's rate-limit test: US-001 of
+// storiesPRD alone.
+func greetingPRD(project, cli string) string {
+	return fmt.Sprintf(`{"project": %q, "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (%s-story-greeting).", "priority": 1, "passes": false}]}`, project, cli)
+}
+
+// wantStoriesDone checks the end of a loop through storiesPRD: hello.txt
+// and bye.txt written, ralph's view showing view and no raw JSON, the
+// ledger holding both iterations, done, and ledger, with one usage line
+// per iteration, and both stories passing. It returns the ledger.
+func wantStoriesDone(t testing.TB, dir, stdout string, view, ledger []string) string {
+	t.Helper()
+	wantFile(t, dir, "hello.txt", "hello\n")
+	wantFile(t, dir, "bye.txt", "bye\n")
+	wantView(t, stdout, view...)
+	progress := readFile(t, filepath.Join(dir, "progress.txt"))
+	wantContains(t, "progress.txt", progress, append([]string{
+		"=== ralph iteration 1 · US-001 · done ===",
+		"=== ralph iteration 2 · US-002 · done ===",
+	}, ledger...)...)
+	if n := strings.Count(progress, "\nusage: "); n != 2 {
+		t.Errorf("progress.txt has %d usage lines, want one per iteration (2):\n%s", n, progress)
+	}
+	if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Count(prd, `"passes": true`) != 2 {
+		t.Errorf("prd.json: want both stories passing:\n%s", prd)
+	}
+	return progress
+}
+
+// wantRateLimitedThenDone checks the end of a loop through greetingPRD
+// whose first run the CLI gave up on at a rate limit: ralph said it waited
+// for the limit to pass, the ledger holds the rate-limited iteration, then
+// the done one, and ledger, and the rate-limited run did not count as an
+// attempt.
+func wantRateLimitedThenDone(t testing.TB, dir, stderr string, ledger ...string) {
+	t.Helper()
+	if !strings.Contains(stderr, "ralph: waiting for the rate limit to pass") {
+		t.Errorf("stderr does not say ralph waited for the rate limit:\n%s", stderr)
+	}
+	wantContains(t, "progress.txt", readFile(t, filepath.Join(dir, "progress.txt")), append([]string{
+		"=== ralph iteration 1 · US-001 · rate-limited ===",
+		"=== ralph iteration 2 · US-001 · done ===",
+	}, ledger...)...)
+	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
+		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
+	}
 }

@@ -42,68 +42,15 @@ func geminiEnv(t *testing.T, s *fakemodel.Server, general, top string) []string 
 		"GEMINI_TELEMETRY_ENABLED=false",
 		"NO_BROWSER=true",
 	)
-	var home string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	dir := filepath.Join(home, ".gemini")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := fmt.Sprintf(geminiSettings, general, top)
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFilesIn(t, envHome(env), map[string]string{".gemini/settings.json": fmt.Sprintf(geminiSettings, general, top)})
 	return env
 }
 
 // geminiHarness is harness.toml for the gemini preset with the installed
 // binary and the given agent.args.
 func geminiHarness(bin, args string) string {
-	return fmt.Sprintf(`[agent]
-preset = "gemini"
-command = [%q]
-args = [%s]
-timeout = "90s"
-idle_timeout = "60s"
-retry_backoff = "1s"
-
-[[checks]]
-name = "hello"
-run = "test \"$(cat hello.txt)\" = hello"
-timeout = "10s"
-
-[git]
-commit = false
-`, bin, args)
+	return presetHarness("gemini", bin, args, "90s", "60s")
 }
-
-// geminiPRD has two stories; each description holds a word that only its
-// own prompts contain, which selects its conversation on the fake server
-// (ids and titles also reach later prompts through the ledger).
-const geminiPRD = `{
-  "project": "Gemini e2e",
-  "userStories": [
-    {
-      "id": "US-001",
-      "title": "Greeting",
-      "description": "Write hello.txt (gemini-story-greeting).",
-      "priority": 1,
-      "passes": false
-    },
-    {
-      "id": "US-002",
-      "title": "Farewell",
-      "description": "Write bye.txt (gemini-story-farewell).",
-      "priority": 2,
-      "passes": false,
-      "checks": ["test \"$(cat bye.txt)\" = bye"]
-    }
-  ]
-}
-`
 
 var (
 	geminiGreeting = fakemodel.Conversation{
@@ -139,40 +86,14 @@ func TestGeminiLoop(t *testing.T) {
 		return
 	}
 	s := startServer(t, geminiGreeting, geminiFarewell)
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": geminiHarness(bin, ""),
-		"prd.json":     geminiPRD,
-		"progress.txt": "## Codebase Patterns\n",
-	})
-	stdout, stderr, code := runRalph(t, dir, geminiEnv(t, s, "", ""), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
-		t.Errorf("hello.txt = %q, want %q", got, "hello\n")
-	}
-	if got := readFile(t, filepath.Join(dir, "bye.txt")); got != "bye\n" {
-		t.Errorf("bye.txt = %q, want %q", got, "bye\n")
-	}
-	// The view shows gemini's actions, not its JSON.
-	for _, want := range []string{"→ run_shell_command: echo hello > hello.txt", "→ write_file: bye.txt", "✓ result: 1 tool call"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
-	}
-	if strings.Contains(stdout, `"type":`) {
-		t.Errorf("stdout shows raw JSON:\n%s", stdout)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · done ===",
-		"learning: gemini writes files with run_shell_command",
-		"=== ralph iteration 2 · US-002 · done ===",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
+	dir := writeProject(t, geminiHarness(bin, ""),
+		storiesPRD("Gemini e2e", "gemini", `test "$(cat bye.txt)" = bye`),
+		"## Codebase Patterns\n")
+	stdout, _ := runLoop(t, dir, geminiEnv(t, s, "", ""), 0)
+	progress := wantStoriesDone(t, dir, stdout,
+		// The view shows gemini's actions, not its JSON.
+		[]string{"→ run_shell_command: echo hello > hello.txt", "→ write_file: bye.txt", "✓ result: 1 tool call"},
+		[]string{"learning: gemini writes files with run_shell_command"})
 	// Each run makes two requests of the conversation (the tool call, then
 	// the final text), and maybe side calls, of 100 input and 20 output
 	// tokens each.
@@ -186,9 +107,6 @@ func TestGeminiLoop(t *testing.T) {
 		if in < 2*fakemodel.Usage.Input || out < 2*fakemodel.Usage.Output || in*fakemodel.Usage.Output != out*fakemodel.Usage.Input {
 			t.Errorf("usage %q: want a whole number (2 or more) of requests of %d input and %d output tokens", u[0], fakemodel.Usage.Input, fakemodel.Usage.Output)
 		}
-	}
-	if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Count(prd, `"passes": true`) != 2 {
-		t.Errorf("prd.json: want both stories passing:\n%s", prd)
 	}
 }
 
@@ -206,40 +124,16 @@ func TestGeminiRateLimit(t *testing.T) {
 	conv := geminiGreeting
 	conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 429}}}
 	s := startServer(t, conv)
-	prd := `{"project": "Gemini e2e", "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (gemini-story-greeting).", "priority": 1, "passes": false}]}`
-	dir := writeFiles(t, map[string]string{
-		"harness.toml": geminiHarness(bin, `"--model", "gemini-2.5-flash"`),
-		"prd.json":     prd,
-		"progress.txt": "## Codebase Patterns\n",
-	})
-	stdout, stderr, code := runRalph(t, dir, geminiEnv(t, s, "", ""), "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	log := strings.Join(s.Log(), "\n")
-	if n := strings.Count(log, "fault 429"); n != 1 {
-		t.Errorf("the server served %d 429s, want 1:\n%s", n, log)
-	}
-	if !strings.Contains(log, "/models/gemini-2.5-flash:streamGenerateContent") {
+	dir := writeProject(t, geminiHarness(bin, `"--model", "gemini-2.5-flash"`), greetingPRD("Gemini e2e", "gemini"), "## Codebase Patterns\n")
+	_, stderr := runLoop(t, dir, geminiEnv(t, s, "", ""), 0)
+	wantServed(t, s, 429, 1)
+	if log := strings.Join(s.Log(), "\n"); !strings.Contains(log, "/models/gemini-2.5-flash:streamGenerateContent") {
 		t.Errorf("gemini did not use the model of agent.args:\n%s", log)
 	}
-	if !strings.Contains(stderr, "ralph: waiting for the rate limit to pass") {
-		t.Errorf("stderr does not say ralph waited for the rate limit:\n%s", stderr)
-	}
-	progress := readFile(t, filepath.Join(dir, "progress.txt"))
-	for _, want := range []string{
-		"=== ralph iteration 1 · US-001 · rate-limited ===",
+	wantRateLimitedThenDone(t, dir, stderr,
 		"rate limit: API error: You have exhausted your daily quota on this model.",
-		"=== ralph iteration 2 · US-001 · done ===",
 		"usage: 200 input tokens · 40 output tokens",
-	} {
-		if !strings.Contains(progress, want) {
-			t.Errorf("progress.txt lacks %q:\n%s", want, progress)
-		}
-	}
-	if got := readFile(t, filepath.Join(dir, "prd.json")); !strings.Contains(got, `"attempts": 1`) {
-		t.Errorf("prd.json: want one attempt (the rate-limited run is not one):\n%s", got)
-	}
+	)
 }
 
 // TestGeminiCapture records what the real gemini prints in the cases the

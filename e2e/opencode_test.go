@@ -120,8 +120,7 @@ func TestOpenCodeLoop(t *testing.T) {
 	if inNetns(t) {
 		return
 	}
-	dir := writeFiles(t, map[string]string{
-		"prd.json": `{
+	dir := writeProject(t, opencodeHarness(bin, "grep -qx 'hello from opencode' hello.txt"), `{
   "project": "Greeter",
   "userStories": [
     {"id": "US-001", "title": "Say hello", "description": "Write hello.txt with a greeting.", "acceptanceCriteria": ["hello.txt says hello from opencode"], "priority": 1, "passes": false, "notes": ""},
@@ -129,10 +128,7 @@ func TestOpenCodeLoop(t *testing.T) {
      "checks": ["grep -qx 'note: written by the write tool' notes/today.md"]}
   ]
 }
-`,
-		"progress.txt": "## Codebase Patterns\n",
-		"harness.toml": opencodeHarness(bin, "grep -qx 'hello from opencode' hello.txt"),
-	})
+`, "## Codebase Patterns\n")
 
 	s := startServer(t,
 		fakemodel.Conversation{
@@ -152,24 +148,11 @@ func TestOpenCodeLoop(t *testing.T) {
 			},
 		},
 	)
-	env := opencodeEnv(t, s)
-
-	stdout, stderr, code := runRalph(t, dir, env, "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello from opencode\n" {
-		t.Errorf("hello.txt = %q", got)
-	}
-	if got := readFile(t, filepath.Join(dir, "notes", "today.md")); got != "note: written by the write tool\n" {
-		t.Errorf("notes/today.md = %q", got)
-	}
+	stdout, _ := runLoop(t, dir, opencodeEnv(t, s), 0)
+	wantFile(t, dir, "hello.txt", "hello from opencode\n")
+	wantFile(t, dir, filepath.Join("notes", "today.md"), "note: written by the write tool\n")
 	// The reader's view: tool calls on one line each, the final text.
-	for _, want := range []string{"→ bash: echo 'hello from opencode' > hello.txt", "→ write: " + filepath.Join(dir, "notes", "today.md"), "<ralph>done</ralph>"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("ralph's output lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantContains(t, "stdout", stdout, "→ bash: echo 'hello from opencode' > hello.txt", "→ write: "+filepath.Join(dir, "notes", "today.md"), "<ralph>done</ralph>")
 
 	progress := readFile(t, filepath.Join(dir, "progress.txt"))
 	for _, id := range []string{"US-001", "US-002"} {
@@ -188,9 +171,7 @@ func TestOpenCodeLoop(t *testing.T) {
 			t.Errorf("usage line %q, want 200 input and 40 output tokens, $0.0012", u[1])
 		}
 	}
-	if !strings.Contains(progress, "learning: greetings live in hello.txt") {
-		t.Errorf("progress.txt lacks the learning:\n%s", progress)
-	}
+	wantContains(t, "progress.txt", progress, "learning: greetings live in hello.txt")
 	var prd struct {
 		UserStories []struct {
 			ID     string `json:"id"`
@@ -218,55 +199,35 @@ func TestOpenCodeRateLimit(t *testing.T) {
 	if inNetns(t) {
 		return
 	}
-	dir := writeFiles(t, map[string]string{
-		"prd.json": `{
+	dir := writeProject(t, opencodeHarness(bin, "grep -qx hello hello.txt"), `{
   "project": "Limited",
   "userStories": [
     {"id": "US-001", "title": "Say hello", "description": "Write hello.txt.", "priority": 1, "passes": false}
   ]
 }
-`,
-		"progress.txt": "",
-		"harness.toml": opencodeHarness(bin, "grep -qx hello hello.txt"),
-	})
+`, "")
 
-	var faults []fakemodel.Fault
-	for range opencodeRetries {
-		faults = append(faults, fakemodel.Fault{Status: 429, Headers: map[string]string{"retry-after": "1"}})
-	}
 	s := startServer(t, fakemodel.Conversation{
 		Match: opencodeTask("US-001"),
 		Steps: []fakemodel.Step{
 			{Tool: fakemodel.Shell("bash", "echo hello > hello.txt")},
 			{Text: "Done.\n<ralph>done</ralph>"},
 		},
-		Faults: map[int][]fakemodel.Fault{0: faults},
+		Faults: map[int][]fakemodel.Fault{0: repeatFault(fakemodel.Fault{Status: 429, Headers: map[string]string{"retry-after": "1"}}, opencodeRetries)},
 	})
-	env := opencodeEnv(t, s)
-
-	stdout, stderr, code := runRalph(t, dir, env, "loop")
-	if code != 0 {
-		t.Fatalf("ralph loop exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	log := strings.Join(s.Log(), "\n")
-	if n := strings.Count(log, "fault 429"); n != opencodeRetries {
-		t.Errorf("the server served %d rate limits, want %d:\n%s", n, opencodeRetries, log)
-	}
+	runLoop(t, dir, opencodeEnv(t, s), 0)
+	wantServed(t, s, 429, opencodeRetries)
 	progress := readFile(t, filepath.Join(dir, "progress.txt"))
 	// opencode gave up after its own retries; ralph waited and ran the
 	// iteration again, without counting an attempt.
-	if !regexp.MustCompile(`=== ralph iteration 1 · US-001 · rate-limited ===`).MatchString(progress) {
-		t.Errorf("progress.txt has no rate-limited first iteration:\n%s", progress)
-	}
-	if !regexp.MustCompile(`=== ralph iteration 2 · US-001 · done ===`).MatchString(progress) {
-		t.Errorf("progress.txt has no done second iteration:\n%s", progress)
-	}
+	wantContains(t, "progress.txt", progress,
+		"=== ralph iteration 1 · US-001 · rate-limited ===",
+		"=== ralph iteration 2 · US-001 · done ===",
+	)
 	if !strings.Contains(progress, "attempt: 1\n") || strings.Contains(progress, "attempt: 2\n") {
 		t.Errorf("the rate-limited iteration counted as an attempt:\n%s", progress)
 	}
-	if got := readFile(t, filepath.Join(dir, "hello.txt")); got != "hello\n" {
-		t.Errorf("hello.txt = %q", got)
-	}
+	wantFile(t, dir, "hello.txt", "hello\n")
 }
 
 // TestOpenCodeCapture records opencode's own JSON output against the fake
@@ -280,13 +241,7 @@ func TestOpenCodeCapture(t *testing.T) {
 		t.Skip("set RALPH_OPENCODE_CAPTURE to a directory to record opencode transcripts")
 	}
 	bin := findCLI(t, "opencode", "opencode")
-	retryable := func(f fakemodel.Fault) []fakemodel.Fault {
-		fs := make([]fakemodel.Fault, opencodeRetries)
-		for i := range fs {
-			fs[i] = f
-		}
-		return fs
-	}
+	retryable := func(f fakemodel.Fault) []fakemodel.Fault { return repeatFault(f, opencodeRetries) }
 	for _, tc := range []struct {
 		name   string
 		steps  func(dir string) []fakemodel.Step

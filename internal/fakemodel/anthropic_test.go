@@ -1,21 +1,12 @@
 package fakemodel
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
-
-// anthropicEvent is one server-sent event of a streamed message.
-type anthropicEvent struct {
-	name string
-	data map[string]any
-}
 
 // postMessages sends a Messages API request the way Claude Code does: the
 // prompt as the first user message (after a system reminder), then the
@@ -35,63 +26,13 @@ func postMessages(t *testing.T, s *Server, path string, stream bool, prompt stri
 			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": "ok"}}},
 		)
 	}
-	body, err := json.Marshal(map[string]any{"model": "claude-test", "max_tokens": 1000, "stream": stream, "messages": messages, "system": []any{}, "tools": []any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest("POST", s.URL+path, strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", "sk-ant-fake")
-	req.Header.Set("anthropic-version", "2023-06-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
-// readAnthropicEvents reads a stream of server-sent events to its end.
-func readAnthropicEvents(t *testing.T, r io.Reader) []anthropicEvent {
-	t.Helper()
-	var evs []anthropicEvent
-	var name string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			var data map[string]any
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &data); err != nil {
-				t.Fatalf("event %s: %v", name, err)
-			}
-			if data["type"] != name {
-				t.Errorf("event %q carries type %q", name, data["type"])
-			}
-			evs = append(evs, anthropicEvent{name, data})
-		}
-	}
-	return evs
-}
-
-func startAnthropic(t *testing.T, convs ...Conversation) *Server {
-	t.Helper()
-	s, err := Start(convs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	body := mustJSON(t, map[string]any{"model": "claude-test", "max_tokens": 1000, "stream": stream, "messages": messages, "system": []any{}, "tools": []any{}})
+	return post(t, s, path, body, map[string]string{"x-api-key": "sk-ant-fake", "anthropic-version": "2023-06-01"})
 }
 
 // anthropicMessageOf puts a streamed message together the way a client
 // does: text deltas joined, tool input from its partial JSON.
-func anthropicMessageOf(t *testing.T, evs []anthropicEvent) (blocks []map[string]any, stop string, usage map[string]float64) {
+func anthropicMessageOf(t *testing.T, evs []sseEvent) (blocks []map[string]any, stop string, usage map[string]float64) {
 	t.Helper()
 	usage = map[string]float64{}
 	partial := map[int]string{}
@@ -133,16 +74,8 @@ func anthropicMessageOf(t *testing.T, evs []anthropicEvent) (blocks []map[string
 	return blocks, stop, usage
 }
 
-func anthropicNames(evs []anthropicEvent) []string {
-	var names []string
-	for _, ev := range evs {
-		names = append(names, ev.name)
-	}
-	return names
-}
-
 func TestAnthropicStream(t *testing.T) {
-	s := startAnthropic(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-001",
 		Steps: []Step{
 			{Text: "Writing it.", Tool: Shell("Bash", "echo hi > hi.txt")},
@@ -155,12 +88,12 @@ func TestAnthropicStream(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	evs := readAnthropicEvents(t, resp.Body)
+	evs := readEvents(t, resp.Body)
 	want := []string{"message_start", "ping",
 		"content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
 		"content_block_start", "content_block_delta", "content_block_delta", "content_block_delta", "content_block_stop",
 		"message_delta", "message_stop"}
-	if got := anthropicNames(evs); !slices.Equal(got, want) {
+	if got := eventNames(evs); !slices.Equal(got, want) {
 		t.Errorf("events %q\nwant %q", got, want)
 	}
 	blocks, stop, usage := anthropicMessageOf(t, evs)
@@ -176,18 +109,18 @@ func TestAnthropicStream(t *testing.T) {
 	}
 
 	// The step is the number of tool results in the history.
-	blocks, stop, _ = anthropicMessageOf(t, readAnthropicEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 1).Body))
+	blocks, stop, _ = anthropicMessageOf(t, readEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 1).Body))
 	if len(blocks) != 1 || blocks[0]["name"] != "Write" || blocks[0]["input"].(map[string]any)["file_path"] != "/w/a.txt" || stop != "tool_use" {
 		t.Errorf("step 1: blocks %v, stop %q", blocks, stop)
 	}
-	blocks, stop, _ = anthropicMessageOf(t, readAnthropicEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 2).Body))
+	blocks, stop, _ = anthropicMessageOf(t, readEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 2).Body))
 	if len(blocks) != 1 || blocks[0]["text"] != "Done. é\n<ralph>done</ralph>" || stop != "end_turn" {
 		t.Errorf("step 2: blocks %v, stop %q", blocks, stop)
 	}
 }
 
 func TestAnthropicNotStreamed(t *testing.T) {
-	s := startAnthropic(t, Conversation{Match: "US-001", Steps: []Step{{Tool: Shell("Bash", "ls")}}})
+	s := startServer(t, Conversation{Match: "US-001", Steps: []Step{{Tool: Shell("Bash", "ls")}}})
 	resp := postMessages(t, s, "/v1/messages", false, "Story US-001", 0)
 	var msg struct {
 		Type       string           `json:"type"`
@@ -207,7 +140,7 @@ func TestAnthropicNotStreamed(t *testing.T) {
 }
 
 func TestAnthropicFaults(t *testing.T) {
-	s := startAnthropic(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-001",
 		Steps: []Step{{Text: "ok"}},
 		Faults: map[int][]Fault{0: {
@@ -265,7 +198,7 @@ func TestAnthropicFaults(t *testing.T) {
 		}
 	}
 	// The faults are spent: the answer itself.
-	blocks, _, _ := anthropicMessageOf(t, readAnthropicEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 0).Body))
+	blocks, _, _ := anthropicMessageOf(t, readEvents(t, postMessages(t, s, "/v1/messages", true, "Story US-001", 0).Body))
 	if len(blocks) != 1 || blocks[0]["text"] != "ok" {
 		t.Errorf("after the faults: blocks %v", blocks)
 	}

@@ -1,7 +1,6 @@
 package fakemodel
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,12 +12,7 @@ import (
 // chatPost sends a Chat Completions request to s and returns the response.
 func chatPost(t *testing.T, s *Server, body string) *http.Response {
 	t.Helper()
-	resp, err := http.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return post(t, s, "/v1/chat/completions", body, nil)
 }
 
 // chatStream is what a streamed answer said, put back together.
@@ -36,16 +30,7 @@ type chatStream struct {
 func readChatStream(t *testing.T, r io.Reader) chatStream {
 	t.Helper()
 	var cs chatStream
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			t.Fatalf("line %q is not a data line", line)
-		}
+	for _, data := range readData(t, r) {
 		if cs.done {
 			t.Fatalf("data after [DONE]: %q", data)
 		}
@@ -107,14 +92,11 @@ func readChatStream(t *testing.T, r io.Reader) chatStream {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
 	return cs
 }
 
 func TestChatStream(t *testing.T) {
-	s, err := Start(Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-007",
 		Steps: []Step{
 			{Tool: Shell("bash", `echo "héllo" > a.txt`)},
@@ -122,10 +104,6 @@ func TestChatStream(t *testing.T) {
 			{Text: "All done, ünïcode.\n<ralph>done</ralph>"},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 
 	const system = `{"role":"system","content":"You are opencode."}`
 	const user = `{"role":"user","content":[{"type":"text","text":"Work on US-007 now."}]}`
@@ -183,11 +161,7 @@ func TestChatStream(t *testing.T) {
 }
 
 func TestChatNotStreamed(t *testing.T) {
-	s, err := Start(Conversation{Match: "US-1", Steps: []Step{{Tool: Shell("bash", "ls")}, {Text: "fine"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := startServer(t, Conversation{Match: "US-1", Steps: []Step{{Tool: Shell("bash", "ls")}, {Text: "fine"}}})
 	var out struct {
 		Object  string `json:"object"`
 		Choices []struct {
@@ -226,7 +200,7 @@ func TestChatNotStreamed(t *testing.T) {
 }
 
 func TestChatFaults(t *testing.T) {
-	s, err := Start(Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-2",
 		Steps: []Step{{Text: "ok"}},
 		Faults: map[int][]Fault{0: {
@@ -235,10 +209,6 @@ func TestChatFaults(t *testing.T) {
 			{Status: 429, Body: `{"error":{"message":"custom"}}`},
 		}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"US-2"}]}`
 
 	resp := chatPost(t, s, body)
@@ -274,11 +244,7 @@ func TestChatFaults(t *testing.T) {
 }
 
 func TestChatBadRequest(t *testing.T) {
-	s, err := Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := startServer(t)
 	for _, body := range []string{`{`, `{"messages":[]}`} {
 		if resp := chatPost(t, s, body); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("body %q: status %d, want 400", body, resp.StatusCode)

@@ -1,7 +1,6 @@
 package fakemodel
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,27 +27,14 @@ func geminiBody(t *testing.T, prompt string, toolResults int, extra map[string]a
 	for k, v := range extra {
 		body[k] = v
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return mustJSON(t, body)
 }
 
+// postGemini sends a body to one of a model's calls (model:method) the
+// way the Gemini CLI does.
 func postGemini(t *testing.T, s *Server, call, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest("POST", s.URL+"/v1beta/models/"+call, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-goog-api-key", "fake")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return post(t, s, "/v1beta/models/"+call, body, map[string]string{"x-goog-api-key": "fake"})
 }
 
 // geminiChunk is the part of a GenerateContentResponse the tests read.
@@ -79,16 +65,7 @@ type geminiChunk struct {
 func geminiReadSSE(t *testing.T, r io.Reader) []geminiChunk {
 	t.Helper()
 	var chunks []geminiChunk
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			t.Fatalf("not a data line: %q", line)
-		}
+	for _, data := range readData(t, r) {
 		var c geminiChunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			t.Fatalf("chunk %q: %v", data, err)
@@ -99,7 +76,7 @@ func geminiReadSSE(t *testing.T, r io.Reader) []geminiChunk {
 }
 
 func TestGeminiStream(t *testing.T) {
-	s := startGemini(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-007",
 		Steps: []Step{
 			{Tool: Shell("run_shell_command", "echo hi > hi.txt")},
@@ -218,7 +195,7 @@ func TestGeminiParse(t *testing.T) {
 // and countTokens are answered outside the conversations: with JSON in the
 // shape of the schema asked for, and without taking a step or a fault.
 func TestGeminiSideCalls(t *testing.T) {
-	s := startGemini(t, Conversation{
+	s := startServer(t, Conversation{
 		Match:  "US-001",
 		Steps:  []Step{{Text: "answer <ralph>done</ralph>"}},
 		Faults: map[int][]Fault{0: {{Status: 429}}},
@@ -278,7 +255,7 @@ func TestGeminiSideCalls(t *testing.T) {
 }
 
 func TestGeminiFaults(t *testing.T) {
-	s := startGemini(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-001",
 		Steps: []Step{{Text: "fine"}},
 		Faults: map[int][]Fault{0: {
@@ -321,7 +298,7 @@ func TestGeminiFaults(t *testing.T) {
 	if resp.StatusCode != 429 || e.Error.Code != 429 || e.Error.Status != "RESOURCE_EXHAUSTED" {
 		t.Errorf("first fault: %s %+v", resp.Status, e)
 	}
-	if q := detail(e, "QuotaFailure"); q == nil || !strings.Contains(geminiMarshal(t, q), "PerDay") {
+	if q := detail(e, "QuotaFailure"); q == nil || !strings.Contains(mustJSON(t, q), "PerDay") {
 		t.Errorf("the 429 is not for a daily quota (which gemini does not retry): %+v", e)
 	}
 	if detail(e, "RetryInfo") != nil {
@@ -349,23 +326,4 @@ func TestGeminiFaults(t *testing.T) {
 	if resp.StatusCode != 200 || len(chunks) != 1 || *chunks[0].Candidates[0].Content.Parts[0].Text != "fine" {
 		t.Errorf("after the faults: %s %+v", resp.Status, chunks)
 	}
-}
-
-func geminiMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func startGemini(t *testing.T, convs ...Conversation) *Server {
-	t.Helper()
-	s, err := Start(convs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }

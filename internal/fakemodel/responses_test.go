@@ -1,19 +1,11 @@
 package fakemodel
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 )
-
-// responsesEvent is one server-sent event of a streamed response.
-type responsesEvent struct {
-	name string
-	data map[string]any
-}
 
 // postResponses sends a Responses API request the way Codex does: the
 // environment context and the prompt as two user messages, then the
@@ -32,55 +24,11 @@ func postResponses(t *testing.T, s *Server, stream bool, prompt string, toolOutp
 			map[string]any{"type": "function_call_output", "call_id": call, "output": "ok"},
 		)
 	}
-	body, err := json.Marshal(map[string]any{"model": "gpt-5.5", "stream": stream, "input": input, "tools": []any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(s.URL+"/v1/responses", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
-// responsesReadEvents reads a stream of server-sent events to its end.
-func responsesReadEvents(t *testing.T, r io.Reader) []responsesEvent {
-	t.Helper()
-	var evs []responsesEvent
-	var name string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			var data map[string]any
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &data); err != nil {
-				t.Fatalf("event %s: %v", name, err)
-			}
-			if data["type"] != name {
-				t.Errorf("event %q carries type %q", name, data["type"])
-			}
-			evs = append(evs, responsesEvent{name, data})
-		}
-	}
-	return evs
-}
-
-func startResponses(t *testing.T, convs ...Conversation) *Server {
-	t.Helper()
-	s, err := Start(convs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return post(t, s, "/v1/responses", mustJSON(t, map[string]any{"model": "gpt-5.5", "stream": stream, "input": input, "tools": []any{}}), nil)
 }
 
 func TestResponsesStream(t *testing.T) {
-	s := startResponses(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-007",
 		Steps: []Step{
 			{Tool: Shell("exec_command", "echo hi > hi.txt")},
@@ -106,9 +54,9 @@ func TestResponsesStream(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
 			t.Fatalf("step %d: status %d, Content-Type %q", tt.step, resp.StatusCode, ct)
 		}
-		evs := responsesReadEvents(t, resp.Body)
+		evs := readEvents(t, resp.Body)
 		if len(evs) < 4 || evs[0].name != "response.created" || evs[len(evs)-1].name != "response.completed" {
-			t.Fatalf("step %d: events %v, want response.created … response.completed", tt.step, responsesEventNames(evs))
+			t.Fatalf("step %d: events %v, want response.created … response.completed", tt.step, eventNames(evs))
 		}
 		var deltas strings.Builder
 		var nDeltas int
@@ -146,16 +94,8 @@ func TestResponsesStream(t *testing.T) {
 	}
 }
 
-func responsesEventNames(evs []responsesEvent) []string {
-	var ns []string
-	for _, ev := range evs {
-		ns = append(ns, ev.name)
-	}
-	return ns
-}
-
 func TestResponsesNotStreamed(t *testing.T) {
-	s := startResponses(t, Conversation{Match: "US-008", Steps: []Step{{Text: "hello"}}})
+	s := startServer(t, Conversation{Match: "US-008", Steps: []Step{{Text: "hello"}}})
 	resp := postResponses(t, s, false, "US-008", 0)
 	var out struct {
 		Status string `json:"status"`
@@ -178,7 +118,7 @@ func TestResponsesNotStreamed(t *testing.T) {
 }
 
 func TestResponsesFaults(t *testing.T) {
-	s := startResponses(t, Conversation{
+	s := startServer(t, Conversation{
 		Match: "US-009",
 		Steps: []Step{{Text: "finally"}},
 		Faults: map[int][]Fault{0: {
@@ -222,9 +162,9 @@ func TestResponsesFaults(t *testing.T) {
 			t.Errorf("429 message %q does not say when to try again", e.Error.Message)
 		}
 	}
-	evs := responsesReadEvents(t, postResponses(t, s, true, "US-009", 0).Body)
+	evs := readEvents(t, postResponses(t, s, true, "US-009", 0).Body)
 	if len(evs) == 0 || evs[len(evs)-1].name != "response.completed" {
-		t.Errorf("after the faults: events %v, want the answer", responsesEventNames(evs))
+		t.Errorf("after the faults: events %v, want the answer", eventNames(evs))
 	}
 	if log := strings.Join(s.Log(), "\n"); strings.Count(log, "fault 429") != 2 || strings.Count(log, "fault 500") != 1 {
 		t.Errorf("server log:\n%s\nwant two 429s and a 500", log)

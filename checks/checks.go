@@ -7,6 +7,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ type Result struct {
 	TimedOut bool          // stopped because it ran past Check.Timeout
 	Output   string        // the last TailBytes of combined stdout+stderr (all of it when shorter)
 	Err      error         // could not start (e.g. no sh), or cancelled before it started
+	Tests    int           // how many tests the output reported; -1 when it reported none
 }
 
 // Options say where and how checks run.
@@ -104,7 +106,9 @@ func runOne(ctx context.Context, c Check, o Options) Result {
 		res.Err = fmt.Errorf("run check %s: %w", c.Name, ctx.Err())
 		return res
 	}
-	out := tail.New(o.TailBytes)
+	tailOut := tail.New(o.TailBytes)
+	tests := newTestCounter()
+	out := io.MultiWriter(tailOut, tests)
 	start := o.Now()
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   []string{"sh", "-c", c.Run},
@@ -130,7 +134,8 @@ func runOne(ctx context.Context, c Check, o Options) Result {
 	}
 	res.ExitCode = p.Wait()
 	res.Duration = o.Now().Sub(start)
-	res.Output = out.String()
+	res.Output = tailOut.String()
+	res.Tests = tests.count()
 	res.Passed = res.ExitCode == 0 && !res.TimedOut
 	return res
 }

@@ -449,7 +449,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	v := Judge(Evidence{
 		Claim:          claim,
 		FailedRequired: failed,
-		Tampered:       len(tampered) > 0,
+		Tampered:       len(e.Tampered) > 0,
 		Stopped:        stopped,
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
@@ -582,6 +582,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 			Optional: !r.Required,
 			TimedOut: r.TimedOut,
 			Duration: r.Duration,
+			Tests:    max(r.Tests, 0),
 		}
 		if !r.Passed {
 			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
@@ -595,7 +596,43 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		}
 		it.entry.Checks = append(it.entry.Checks, c)
 	}
+	for _, t := range it.fewerTests() {
+		o.warn("%s", t)
+		it.entry.Tampered = append(it.entry.Tampered, t)
+	}
 	return failed
+}
+
+// fewerTests is the other half of the test ratchet: a check that reports
+// how many tests it ran may not pass with fewer than it last passed with.
+func (it *iteration) fewerTests() []string {
+	want := map[string]int{}
+	for _, c := range it.entry.Checks {
+		if c.Passed && c.Tests > 0 {
+			want[c.Name] = c.Tests
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	before := map[string]int{}
+	progress.TailFunc(it.o.path(ProgressFile), maxHistoryScan, func(e progress.Entry) bool {
+		for _, c := range e.Checks {
+			if _, ok := want[c.Name]; ok && c.Passed && c.Tests > 0 {
+				if _, seen := before[c.Name]; !seen {
+					before[c.Name] = c.Tests
+				}
+			}
+		}
+		return len(before) < len(want)
+	})
+	var found []string
+	for _, c := range it.entry.Checks {
+		if n, ok := before[c.Name]; ok && c.Passed && c.Tests > 0 && c.Tests < n {
+			found = append(found, fmt.Sprintf("check %s ran %d tests, %d before: tests may be added, not removed", c.Name, c.Tests, n))
+		}
+	}
+	return found
 }
 
 // checkOptions runs checks as an iteration does, narrating each as it ends

@@ -29,7 +29,10 @@ type Check struct {
 	TimedOut bool
 	// Known marks a failure the baseline had before the story's first
 	// attempt: it does not block the story.
-	Known    bool
+	Known bool
+	// Tests is how many tests the check's output reported; 0 when it
+	// reported none (a check that ran no test is no test runner).
+	Tests    int
 	Duration time.Duration
 	Excerpt  string // tail of the failing output; multi-line
 }
@@ -192,6 +195,12 @@ func formatCheck(c Check) string {
 	}
 	if c.Known {
 		s += sep + "known failure"
+	}
+	switch {
+	case c.Tests == 1:
+		s += sep + "1 test"
+	case c.Tests > 1:
+		s += sep + strconv.Itoa(c.Tests) + " tests"
 	}
 	if c.Excerpt != "" {
 		s += "\n" + c.Excerpt

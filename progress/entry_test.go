@@ -28,7 +28,7 @@ func fullEntry() Entry {
 		CostKnown:     true,
 		Checks: []Check{
 			{Name: "test", Duration: 2100 * time.Millisecond, Excerpt: "--- FAIL: TestFoo\nfoo_test.go:12: want 1, got 2"},
-			{Name: "vet", Passed: true, Duration: 400 * time.Millisecond},
+			{Name: "vet", Passed: true, Duration: 400 * time.Millisecond, Tests: 12},
 			{Name: "lint", Known: true, Excerpt: "old.go:3: unused"},
 		},
 		Baseline:    []Check{{Name: "lint", Excerpt: "old.go:3: unused"}},
@@ -51,7 +51,7 @@ usage: 1234 input tokens · 567 output tokens · $0.0123
 check: test · fail · 2.1s
   | --- FAIL: TestFoo
   | foo_test.go:12: want 1, got 2
-check: vet · pass · 0.4s
+check: vet · pass · 0.4s · 12 tests
 check: lint · fail · 0s · known failure
   | old.go:3: unused
 baseline: lint · fail · 0s

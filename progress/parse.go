@@ -298,6 +298,18 @@ func parseCheck(v string) Check {
 	var c Check
 	line, excerpt, _ := strings.Cut(v, "\n")
 	c.Excerpt = excerpt
+	if i := strings.LastIndex(line, sep); i >= 0 {
+		last := line[i+len(sep):]
+		n, ok := strings.CutSuffix(last, " tests")
+		if !ok {
+			n, ok = strings.CutSuffix(last, " test")
+		}
+		if ok {
+			if v, err := strconv.Atoi(n); err == nil && v > 0 {
+				c.Tests, line = v, line[:i]
+			}
+		}
+	}
 	line, c.Known = strings.CutSuffix(line, sep+"known failure")
 	line, c.TimedOut = strings.CutSuffix(line, sep+"timed out")
 	line, c.Optional = strings.CutSuffix(line, sep+"optional")

@@ -1,0 +1,104 @@
+package checks
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"sync"
+)
+
+// maxCountLine bounds a line held for counting; longer ones are passed over.
+const maxCountLine = 64 << 10
+
+var (
+	// One line per test, as go test -v and go test -json print them.
+	goTestRE = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): |"Action":"(pass|fail|skip)".*"Test":|"Test":.*"Action":"(pass|fail|skip)"`)
+	// A runner's closing summary: pytest "3 passed, 1 failed", cargo
+	// "test result: ok. 3 passed; 1 failed; 0 ignored", jest and vitest
+	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)".
+	summaryRE = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|skipped|ignored|errors?|xfailed|xpassed)\b`)
+	totalRE   = regexp.MustCompile(`(?i)^\s*tests:?\s.*?\b(\d+) total\b`)
+)
+
+// testCounter counts the tests a check's output reports, line by line as
+// the output streams past: per-test lines (Go) or the runner's summary
+// (pytest, cargo, jest). Memory is bounded by maxCountLine.
+type testCounter struct {
+	mu      sync.Mutex
+	line    []byte
+	long    bool
+	perTest int
+	summary int // the last summary's total; -1 when none was seen
+}
+
+func newTestCounter() *testCounter { return &testCounter{summary: -1} }
+
+func (c *testCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.add(p)
+			break
+		}
+		c.add(p[:i])
+		c.end()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (c *testCounter) add(p []byte) {
+	if c.long || len(c.line)+len(p) > maxCountLine {
+		c.long, c.line = true, c.line[:0]
+		return
+	}
+	c.line = append(c.line, p...)
+}
+
+func (c *testCounter) end() {
+	line := c.line
+	c.line, c.long = c.line[:0], false
+	if goTestRE.Match(line) {
+		c.perTest++
+		return
+	}
+	if m := totalRE.FindSubmatch(line); m != nil {
+		c.summary, _ = strconv.Atoi(string(m[1]))
+		return
+	}
+	if ms := summaryRE.FindAllSubmatch(line, -1); len(ms) > 0 && looksLikeSummary(line) {
+		total := 0
+		for _, m := range ms {
+			n, _ := strconv.Atoi(string(m[1]))
+			total += n
+		}
+		c.summary = total
+	}
+}
+
+// looksLikeSummary tells a runner's summary line from any line that says
+// "2 passed": pytest's is framed by "=", cargo's starts "test result:".
+func looksLikeSummary(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return bytes.HasPrefix(t, []byte("=")) || bytes.HasPrefix(t, []byte("test result:"))
+}
+
+// count returns how many tests the output reported, or -1 when it did not
+// look like a test runner's.
+func (c *testCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.line) > 0 && !c.long {
+		c.end()
+	}
+	switch {
+	case c.summary >= 0:
+		return c.summary
+	case c.perTest > 0:
+		return c.perTest
+	}
+	return -1
+}

@@ -1,0 +1,33 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTestCounter(t *testing.T) {
+	tests := []struct {
+		name, out string
+		want      int
+	}{
+		{"go -v", "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.01s)\n    --- PASS: TestB/sub (0.00s)\nFAIL\n", 3},
+		{"go -json", `{"Action":"run","Test":"TestA"}` + "\n" + `{"Time":"x","Action":"pass","Package":"p","Test":"TestA","Elapsed":0}` + "\n" + `{"Action":"pass","Package":"p","Elapsed":0.1}` + "\n", 1},
+		{"pytest", "collected 5 items\n\ntests/test_a.py ....F\n==== 1 failed, 4 passed in 0.12s ====\n", 5},
+		{"cargo", "running 3 tests\ntest result: ok. 3 passed; 0 failed; 1 ignored; 0 measured\n", 4},
+		{"jest", "Tests:       1 failed, 2 passed, 3 total\n", 3},
+		{"not a runner", "build ok\n2 passed the linter\n", -1},
+		{"go without -v", "ok  \tpkg\t0.01s\n", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTestCounter()
+			// Fed in small pieces, as a pipe delivers it.
+			for _, piece := range strings.SplitAfter(tt.out, " ") {
+				c.Write([]byte(piece))
+			}
+			if got := c.count(); got != tt.want {
+				t.Errorf("count = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -14,6 +14,61 @@ import (
 	"github.com/ralph-harness/ralph/prd"
 )
 
+// maxLedgerCopy bounds the progress.txt the guard keeps whole; past it, only
+// appends are caught (a longer ledger costs too much to read every time).
+const maxLedgerCopy = 8 << 20
+
+// guardLedger compares progress.txt with the copy taken before the agent
+// ran. The head is the people's: a change there is kept. The ledger is
+// ralph's: what the agent appended is removed, and history it rewrote is
+// put back.
+func (s snapshot) guardLedger(o *Options) (string, error) {
+	path := o.path(ProgressFile)
+	now, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if bytes.Equal(now, s.progress) {
+		return "", nil
+	}
+	_, oldLedger := splitLedger(s.progress)
+	newHead, newLedger := splitLedger(now)
+	var what string
+	switch {
+	case !bytes.HasPrefix(newLedger, oldLedger):
+		what = "rewrote the ledger's history; ralph restored it"
+	case len(newLedger) > len(oldLedger):
+		what = fmt.Sprintf("appended to it; ralph removed the %d bytes (the ledger is ralph's)", len(newLedger)-len(oldLedger))
+	default:
+		return "", nil // only the head changed: a person's notes
+	}
+	if bytes.HasPrefix(now, s.progress) {
+		// The common case, a plain append: cut it off in place.
+		if err := os.Truncate(path, int64(len(s.progress))); err != nil {
+			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+		}
+		return ProgressFile + ": the agent " + what, nil
+	}
+	// Otherwise the file is rebuilt: today's head, the ledger as it was.
+	restored := append(append([]byte{}, newHead...), oldLedger...)
+	if err := atomicfile.Write(path, restored, 0o644); err != nil {
+		return "", err
+	}
+	return ProgressFile + ": the agent " + what, nil
+}
+
+// splitLedger cuts progress.txt at its first ledger line.
+func splitLedger(data []byte) (head, ledger []byte) {
+	const mark = "=== ralph "
+	if bytes.HasPrefix(data, []byte(mark)) {
+		return nil, data
+	}
+	if i := bytes.Index(data, []byte("\n"+mark)); i >= 0 {
+		return data[:i+1], data[i+1:]
+	}
+	return data, nil
+}
+
 // guardWindow is how much of the end of progress.txt the guard remembers
 // to tell an append from an edit elsewhere in the file.
 const guardWindow = 4 << 10
@@ -25,7 +80,11 @@ type snapshot struct {
 	harnessErr   error
 	progressSize int64
 	progressEnd  []byte
-	files        fileSnapshot
+	// progress is the whole of progress.txt when it is small enough to keep
+	// (maxLedgerCopy), so that a rewrite of the ledger's history is seen
+	// and undone, not only an append.
+	progress []byte
+	files    fileSnapshot
 }
 
 func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
@@ -39,6 +98,9 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	}
 	s.harness, s.harnessErr = os.ReadFile(o.path(HarnessFile))
 	s.progressSize, s.progressEnd, err = fileEnd(o.path(ProgressFile), -1)
+	if err == nil && s.progressSize <= maxLedgerCopy {
+		s.progress, err = os.ReadFile(o.path(ProgressFile))
+	}
 	return s, err
 }
 
@@ -154,6 +216,9 @@ func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, err
 // is ralph's alone. A change anywhere else may be a person editing the head,
 // so it is only reported.
 func (s snapshot) guardProgress(o *Options) (string, error) {
+	if s.progress != nil {
+		return s.guardLedger(o)
+	}
 	path := o.path(ProgressFile)
 	size, end, err := fileEnd(path, s.progressSize)
 	if err != nil {

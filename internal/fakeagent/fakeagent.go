@@ -17,6 +17,7 @@
 //	write PATH TEXT       write TEXT to PATH (relative to the working directory)
 //	append PATH TEXT      append TEXT to PATH
 //	remove PATH           remove PATH
+//	replace PATH|OLD|NEW  replace the first OLD in PATH with NEW
 //	claim done            print the reply tag <ralph>done</ralph>
 //	claim blocked Q       print <ralph>blocked: Q</ralph>
 //	echo-prompt           print the prompt it received
@@ -125,6 +126,18 @@ func follow(script, prompt, dir string) int {
 				flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 			}
 			if err := writeFile(path, text, flag); err != nil {
+				return die(err)
+			}
+		case "replace":
+			parts := strings.SplitN(rest, "|", 3)
+			if len(parts) != 3 {
+				return die(fmt.Errorf("replace: want PATH|OLD|NEW"))
+			}
+			data, err := os.ReadFile(parts[0])
+			if err != nil {
+				return die(err)
+			}
+			if err := os.WriteFile(parts[0], []byte(strings.Replace(string(data), parts[1], parts[2], 1)), 0o644); err != nil {
 				return die(err)
 			}
 		case "remove":

@@ -70,10 +70,9 @@ func Status(dir string) (StatusReport, error) {
 		t := newest.Entry().Totals
 		r.Totals = Totals{Iterations: t.Iterations, Tokens: t.Tokens, CostUSD: t.CostUSD, ElapsedSeconds: t.Elapsed.Seconds()}
 	}
-	states := f.States()
 	r.Stories = make([]StoryReport, 0, len(f.Stories))
-	for i, s := range f.Stories {
-		sr := storyReport(s, states[i])
+	for _, s := range f.Stories {
+		sr := storyReport(s, f.State(s))
 		if h, ok := last[s.ID]; ok {
 			sr.LastOutcome, sr.LastIteration = h.Outcome, h.Iteration
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // key is a member of a JSON object that this package knows: how to decode it
@@ -114,21 +115,20 @@ func Parse(data []byte, name string) (*File, error) {
 		return f, nil
 	}
 	last.Unlock()
-	// The File keeps pieces of the text: it gets a copy of its own, so that
-	// what the caller does with data later cannot change it.
-	data = bytes.Clone(data)
 	f, err := parse(data, name)
 	if err != nil {
 		return nil, err
 	}
+	// What is kept is a copy: the caller may change the File it gets.
+	kept := f.clone()
 	last.Lock()
-	last.data, last.file = data, f.clone()
+	last.data, last.file = f.raw, kept
 	last.Unlock()
 	return f, nil
 }
 
-// last is the text Parse decoded last, and what came out, unchanged; or
-// the text Save wrote last, and what Parse would make of it.
+// last is the text Parse decoded last, and what came out, unchanged; or the
+// text Save wrote last, and what Parse would make of it.
 var last struct {
 	sync.Mutex
 	data []byte
@@ -147,7 +147,7 @@ func remember(data []byte, f *File, l *layout) {
 	}
 	g := &File{raw: data, canonical: true}
 	for _, m := range l.members {
-		fl := field{key: m.key, rawKey: data[m.keyStart:m.keyEnd], value: data[m.start:m.end], off: m.start}
+		fl := field{key: m.key, rawKey: data[m.keyStart:m.keyEnd:m.keyEnd], value: data[m.start:m.end:m.end], off: m.start}
 		g.fields = append(g.fields, fl)
 		if m.key == "userStories" {
 			continue
@@ -165,7 +165,7 @@ func remember(data []byte, f *File, l *layout) {
 	g.Stories = make([]*Story, len(f.Stories))
 	for i, s := range f.Stories {
 		sp, st := l.stories[i], &live[i]
-		raw := data[sp.start:sp.end]
+		raw := data[sp.start:sp.end:sp.end]
 		if sp.asParsed {
 			// What was parsed; the File is never handed out, only
 			// copies of it, so sharing with f is safe.
@@ -236,6 +236,12 @@ func (f *File) clone() *File {
 }
 
 func parse(data []byte, name string) (*File, error) {
+	// The File keeps pieces of the text, so it gets a copy of its own that
+	// nothing writes to: the decoded strings are substrings of it, so a
+	// file of ten thousand stories costs one allocation for its text, not
+	// one per string, and its raw pieces are views of the same copy.
+	src := string(data)
+	data = unsafe.Slice(unsafe.StringData(src), len(src))
 	// The syntax is checked first, so that the walk below can trust it;
 	// encoding/json has the last word on text scan turns down, and words
 	// the error.
@@ -250,11 +256,7 @@ func parse(data []byte, name string) (*File, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	// The decoded strings are substrings of one copy of the text: a file
-	// of ten thousand stories costs one allocation for its text, not one
-	// per string.
-	t := newText(data)
-	t.opens, t.ends, t.canonical = opens, ends, canonical
+	t := text{data: data, src: src, opens: opens, ends: ends, canonical: canonical, plain: isPlain(data)}
 	d := &decoder{text: t, name: name}
 	f := d.file(skipSpace(data, 0))
 	if len(d.errs) > 0 {

@@ -21,6 +21,9 @@ type File struct {
 	fields []field // top-level members as parsed, in order
 	orig   *File   // the header as parsed, to tell which fields changed
 	raw    []byte  // the text as parsed
+	// ids is where each story was when the file last validated, by id:
+	// ids are unique then, so the story found there is the only one.
+	ids map[string]int
 	// canonical: raw is laid out as Marshal writes it, so its values can
 	// be copied as they are.
 	canonical bool
@@ -90,11 +93,6 @@ const (
 // State returns the state of s, a story of f: "done", "failed", "blocked",
 // "waiting" or "todo". The first that applies wins, in that order.
 func (f *File) State(s *Story) string {
-	return f.state(s, f.Story)
-}
-
-// state is State, finding the stories s depends on with story.
-func (f *File) state(s *Story, story func(id string) *Story) string {
 	switch {
 	case s.Passes:
 		return StateDone
@@ -104,41 +102,20 @@ func (f *File) state(s *Story, story func(id string) *Story) string {
 		return StateBlocked
 	}
 	for _, id := range s.DependsOn {
-		if dep := story(id); dep == nil || !dep.Passes {
+		if dep := f.Story(id); dep == nil || !dep.Passes {
 			return StateWaiting
 		}
 	}
 	return StateTodo
 }
 
-// States returns the state of every story, in order, as State would: for
-// a file of many stories, at a fraction of the cost.
-func (f *File) States() []string {
-	story := f.index()
-	states := make([]string, len(f.Stories))
-	for i, s := range f.Stories {
-		states[i] = f.state(s, story)
-	}
-	return states
-}
-
-// index returns a lookup of stories by id that answers as Story does, in
-// constant time; it is built only when some story has dependencies.
-func (f *File) index() func(id string) *Story {
-	if !slices.ContainsFunc(f.Stories, func(s *Story) bool { return len(s.DependsOn) > 0 }) {
-		return f.Story
-	}
-	byID := make(map[string]*Story, len(f.Stories))
-	for _, s := range f.Stories {
-		if _, dup := byID[s.ID]; !dup { // Story returns the first
-			byID[s.ID] = s
-		}
-	}
-	return func(id string) *Story { return byID[id] }
-}
-
 // Story returns the story with the given id, or nil if there is none.
 func (f *File) Story(id string) *Story {
+	// The index of a file that validated answers at once; a story added
+	// or moved since is found by looking through them all.
+	if i, ok := f.ids[id]; ok && i < len(f.Stories) && f.Stories[i].ID == id {
+		return f.Stories[i]
+	}
 	for _, s := range f.Stories {
 		if s.ID == id {
 			return s
@@ -153,20 +130,11 @@ func (f *File) Story(id string) *Story {
 // can be worked on.
 func (f *File) Next() *Story {
 	var best *Story
-	// Few stories need their dependencies looked up, usually: an index
-	// is built only when many do.
-	story, looked := f.Story, 0
 	for _, s := range f.Stories {
-		if s.Passes || s.Failed != "" || s.Blocked != "" {
-			continue // not todo, whatever its dependencies
+		if f.State(s) != StateTodo {
+			continue
 		}
-		if best != nil && !before(s, best) {
-			continue // cannot win, whatever its state
-		}
-		if looked++; looked == 16 {
-			story = f.index()
-		}
-		if f.state(s, story) == StateTodo {
+		if best == nil || before(s, best) {
 			best = s
 		}
 	}

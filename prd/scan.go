@@ -71,7 +71,9 @@ func (t *text) fields(off int, fs []field) []field {
 		keyEnd := stringEnd(data, i)
 		v := skipSpace(data, skipSpace(data, keyEnd)+1) // past ':'
 		end := t.end(v)
-		fs = append(fs, field{key: unquote(t.src, data[i:keyEnd], i, t.plain), rawKey: data[i:keyEnd], value: data[v:end], off: v})
+		// Full slice expressions: nothing appended to a piece can write
+		// into the text.
+		fs = append(fs, field{key: unquote(t.src, data[i:keyEnd], i, t.plain), rawKey: data[i:keyEnd:keyEnd], value: data[v:end:end], off: v})
 		i = skipSpace(data, end)
 		if data[i] == ',' {
 			i = skipSpace(data, i+1)
@@ -86,7 +88,7 @@ func (t *text) elements(off int, es []element) []element {
 	i := skipSpace(data, off+1) // past '['
 	for data[i] != ']' {
 		end := t.end(i)
-		es = append(es, element{value: data[i:end], off: i})
+		es = append(es, element{value: data[i:end:end], off: i})
 		i = skipSpace(data, end)
 		if data[i] == ',' {
 			i = skipSpace(data, i+1)

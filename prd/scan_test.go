@@ -223,3 +223,32 @@ func change(f *File, c []byte) {
 		}
 	}
 }
+
+// TestParseKeeps checks that what Parse keeps of a text is as parsed,
+// however the caller changed what it got.
+func TestParseKeeps(t *testing.T) {
+	const text = `{"userStories": [{"id": "A", "title": "a", "dependsOn": []}, {"id": "B", "title": "b"}]}`
+	for _, c := range []struct {
+		name   string
+		change func(f *File)
+	}{
+		{"empty list made nil", func(f *File) { f.Stories[0].DependsOn = nil }},
+		{"story replaced", func(f *File) { f.Stories[1] = &Story{ID: "B", Title: "other"} }},
+		{"status", func(f *File) { f.Stories[1].Attempts = 3 }},
+		{"criterion changed in place", func(f *File) { f.Stories[0].DependsOn = append(f.Stories[0].DependsOn, "B") }},
+	} {
+		mustParse(t, text+" ") // another text first
+		c.change(mustParse(t, text))
+		c.change(mustParse(t, text))
+		got := mustParse(t, text)
+		fresh, err := parse([]byte(text), "prd.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range fresh.Stories {
+			if !reflect.DeepEqual(exported(got.Stories[i]), exported(fresh.Stories[i])) {
+				t.Errorf("%s: story %d is %+v, want %+v", c.name, i, exported(got.Stories[i]), exported(fresh.Stories[i]))
+			}
+		}
+	}
+}

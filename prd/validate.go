@@ -22,28 +22,36 @@ func (f *File) validate(name string, listed bool) error {
 		add("userStories is empty: there is nothing to do")
 	}
 
-	count := make(map[string]int, len(f.Stories))
-	for _, s := range f.Stories {
-		count[s.ID]++
+	// first maps each id to the index of the first story with it; dups
+	// holds the ids more than one story has, usually none.
+	first := make(map[string]int, len(f.Stories))
+	var dups map[string]bool
+	for i, s := range f.Stories {
+		if _, seen := first[s.ID]; !seen {
+			first[s.ID] = i
+		} else if s.ID != "" {
+			if dups == nil {
+				dups = map[string]bool{}
+			}
+			dups[s.ID] = true
+		}
 	}
+	delete(first, "")
 	// storyName names the i-th story in messages: by its id when that is unique.
 	storyName := func(i int) string {
-		if s := f.Stories[i]; s.ID != "" && count[s.ID] == 1 {
+		if s := f.Stories[i]; s.ID != "" && !dups[s.ID] {
 			return s.ID
 		}
 		return fmt.Sprintf("userStories[%d]", i)
 	}
 
-	first := make(map[string]int, len(f.Stories)) // id -> index of the first story with it
 	for i, s := range f.Stories {
 		label := storyName(i)
-		switch j, dup := first[s.ID]; {
+		switch j := first[s.ID]; {
 		case s.ID == "":
 			add("%s: missing id", label)
-		case dup:
+		case j != i:
 			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, j)
-		default:
-			first[s.ID] = i
 		}
 		if s.Title == "" {
 			add("%s: missing title", label)
@@ -70,7 +78,11 @@ func (f *File) validate(name string, listed bool) error {
 	for _, c := range f.cycles(first) {
 		add("dependsOn cycle: %s", strings.Join(c, " -> "))
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	f.ids = first
+	return nil
 }
 
 // cycles returns the dependency cycles among the stories, each as the ids along

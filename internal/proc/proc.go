@@ -32,8 +32,9 @@ import (
 const DefaultGrace = 5 * time.Second
 
 // chunkSize is how much of a pipe is read at a time: output flows through
-// fixed-size buffers and is never held whole.
-const chunkSize = 32 << 10
+// fixed-size buffers and is never held whole. Larger reads mean fewer system
+// calls for an agent that prints a lot (see growPipe).
+const chunkSize = 128 << 10
 
 // Config describes a child to start.
 type Config struct {
@@ -45,7 +46,7 @@ type Config struct {
 	// nil gives the child /dev/null. An *os.File is handed over as it is.
 	Stdin io.Reader
 
-	// Stdout and Stderr receive the child's output in chunks of at most 32
+	// Stdout and Stderr receive the child's output in chunks of at most 128
 	// KiB, each from its own goroutine. nil discards the stream. When both are
 	// the same writer, the child gets a single pipe for both, so the order of
 	// its writes is kept (as with 2>&1) and the writer is called from a single
@@ -139,6 +140,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
+		growPipe(r)
 		parentEnds = append(parentEnds, r)
 		childEnds = append(childEnds, cw)
 		readers = append(readers, r)

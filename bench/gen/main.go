@@ -1,0 +1,105 @@
+// Command gen writes the files of a benchmark work directory: prd.json,
+// progress.txt and, with -agent, a harness.toml naming the agent. With
+// -probe it measures instead what the durable writes of an iteration cost on
+// the disk under -dir. bench/run uses it; it is not part of ralph.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/ralph-harness/ralph/bench/fixture"
+	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+func main() {
+	dir := flag.String("dir", ".", "the work directory to write into")
+	stories := flag.Int("stories", 200, "stories in prd.json")
+	passing := flag.Int("passing", 0, "how many of them pass")
+	entries := flag.Int("entries", 0, "ledger entries in progress.txt")
+	agent := flag.String("agent", "", "also write harness.toml running this agent script (a path in -dir)")
+	probe := flag.Bool("probe", false, "print the median cost in ms of an atomic rewrite of a prd.json of -stories stories and of a synced append to a ledger, in -dir")
+	flag.Parse()
+	if *probe {
+		if err := probeWrites(*dir, *stories); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*dir, *stories, *passing, *entries, *agent); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, stories, passing, entries int, agent string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := fixture.WriteFiles(dir, stories, passing, entries); err != nil {
+		return err
+	}
+	if agent == "" {
+		return nil
+	}
+	return os.WriteFile(filepath.Join(dir, "harness.toml"), []byte(fixture.Harness(agent)), 0o644)
+}
+
+// probeWrites prints what an iteration's durable writes cost here: the
+// median of 100 atomic rewrites (temp file, fsync, rename, fsync of the
+// directory) of a prd.json of the given size, and of 100 appends of a ledger
+// entry, each followed by an fsync, as ralph does them.
+func probeWrites(dir string, stories int) error {
+	data := fixture.PRD(stories, 0)
+	path := filepath.Join(dir, "probe.json")
+	defer os.Remove(path)
+	rewrite, err := median(func() error { return atomicfile.Write(path, data, 0o644) })
+	if err != nil {
+		return err
+	}
+	ledger := filepath.Join(dir, "probe.txt")
+	defer os.Remove(ledger)
+	f, err := os.OpenFile(ledger, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	entry := append([]byte("\n"), fixtureEntry()...)
+	appendSync, err := median(func() error {
+		if _, err := f.Write(entry); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%.3f %.3f\n", ms(rewrite), ms(appendSync))
+	return nil
+}
+
+func fixtureEntry() []byte {
+	return progress.Format(fixture.Entry(1, 1))
+}
+
+// median runs fn 100 times and returns the median duration.
+func median(fn func() error) (time.Duration, error) {
+	var ds []time.Duration
+	for range 100 {
+		start := time.Now()
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

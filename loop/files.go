@@ -48,23 +48,25 @@ type fileState struct {
 type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]bool
-	tree      [32]byte // treeSum, for the stall breaker
+	tree      [32]byte // treeSum before the agent, for the stall breaker
+	// after is treeSum after the agent, once the guard has listed the
+	// files again (shared, so that the stall breaker need not).
+	after *[32]byte
 }
 
 // takeFiles lists the guarded files, keeping the protected ones' contents.
 func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	g := o.Config.Guard
-	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}}
-	var err error
-	if s.tree, err = treeSum(ctx, o.Dir); err != nil {
-		return s, err
-	}
-	if len(g.Protect) == 0 && len(g.Tests) == 0 {
-		return s, nil
-	}
-	files, err := projectFiles(ctx, o.Dir)
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}, after: new([32]byte)}
+	// The files are listed once before the agent and once after it: the
+	// guard and the stall breaker share the listings.
+	files, err := o.projectFiles(ctx)
 	if err != nil {
 		return s, err
+	}
+	s.tree = treeSum(o.Dir, files)
+	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+		return s, nil
 	}
 	kept := 0
 	for _, name := range files {
@@ -95,12 +97,15 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 // tests; each finding is a line for the ledger.
 func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
 	g := o.Config.Guard
-	if len(g.Protect) == 0 && len(g.Tests) == 0 {
-		return nil, nil
-	}
-	files, err := projectFiles(ctx, o.Dir)
+	files, err := o.projectFiles(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if s.after != nil {
+		*s.after = treeSum(o.Dir, files)
+	}
+	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+		return nil, nil
 	}
 	now := map[string]bool{}
 	for _, name := range files {
@@ -155,8 +160,13 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
 // separated: the files git knows of (tracked, and untracked but not
 // ignored) in a git work tree, else every file but those under .git and
 // node_modules.
-func projectFiles(ctx context.Context, dir string) ([]string, error) {
-	if out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."); err == nil {
+func (o *Options) projectFiles(ctx context.Context) ([]string, error) {
+	dir := o.Dir
+	if o.gitTree(ctx) {
+		out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+		if err != nil {
+			return nil, err
+		}
 		var files []string
 		for _, f := range strings.Split(out, "\x00") {
 			if f != "" {

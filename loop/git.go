@@ -15,6 +15,16 @@ func inWorkTree(ctx context.Context, dir string) bool {
 	return err == nil && strings.TrimSpace(out) == "true"
 }
 
+// gitTree is inWorkTree for the loop's directory, asked once per run: git
+// is not started for nothing on every iteration outside a work tree.
+func (o *Options) gitTree(ctx context.Context) bool {
+	if o.inGit == nil {
+		in := inWorkTree(ctx, o.Dir)
+		o.inGit = &in
+	}
+	return *o.inGit
+}
+
 // gitCommit commits every change in the work tree and returns the short id
 // of the new commit, or "" when there was nothing to commit.
 func gitCommit(ctx context.Context, dir, subject, body string) (string, error) {

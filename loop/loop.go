@@ -61,6 +61,8 @@ type Options struct {
 	// Watch keeps the loop up when nothing can run, waiting for prd.json
 	// or harness.toml to change.
 	Watch bool
+	// inGit caches whether Dir is in a git work tree (gitTree).
+	inGit *bool
 	// redactor keeps secrets out of what the loop writes; built on first use.
 	redactor *redact.Redactor
 	// OnEvent, when set, is told of every event before it is printed.
@@ -125,7 +127,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		o.emit(ev)
 	}
-	commit := o.Config.Commit && inWorkTree(ctx, o.Dir)
+	commit := o.Config.Commit && o.gitTree(ctx)
 	if commit {
 		if gitDirty(ctx, o.Dir) {
 			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
@@ -797,9 +799,14 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 // stalled when the same failure has come loop.stall_after times in a row.
 func (it *iteration) stall(ctx context.Context, snap snapshot, v Verdict) (Verdict, error) {
 	o, e := it.o, &it.entry
-	after, err := treeSum(ctx, o.Dir)
-	if err != nil {
-		return v, err
+	after := *snap.files.after
+	if after == ([32]byte{}) {
+		// The guard had no reason to list the files again.
+		files, err := o.projectFiles(ctx)
+		if err != nil {
+			return v, err
+		}
+		after = treeSum(o.Dir, files)
 	}
 	changed := after != snap.files.tree
 	e.Fingerprint = fingerprint(*e, changed)

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -23,12 +22,8 @@ const stalledPrefix = "stalled: "
 
 // treeSum sums the project's files as the agent may change them: names,
 // sizes and modification times, without the three files ralph owns.
-func treeSum(ctx context.Context, dir string) ([32]byte, error) {
-	files, err := projectFiles(ctx, dir)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	slices.Sort(files)
+func treeSum(dir string, files []string) [32]byte {
+	files = slices.Sorted(slices.Values(files))
 	h := sha256.New()
 	for _, name := range files {
 		switch name {
@@ -43,7 +38,7 @@ func treeSum(ctx context.Context, dir string) ([32]byte, error) {
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
-	return sum, nil
+	return sum
 }
 
 var (

@@ -60,7 +60,12 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			if !o.JSON && c.App.Writer == os.Stdout && isTerminal(os.Stdout) {
 				view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
 				defer view.close()
-				o.Out, o.Err, o.OnEvent = view.writer(o.Out), view.writer(o.Err), view.event
+				o.Out, o.OnEvent = view.writer(o.Out), view.event
+				// stderr goes through the view only when it is the same
+				// terminal: into a file, it cannot disturb the screen.
+				if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
+					o.Err = view.writer(o.Err)
+				}
 			}
 			err := loop.Run(c.Context, o)
 			if o.JSON {

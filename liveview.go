@@ -27,7 +27,7 @@ type liveView struct {
 	color   bool
 	now     func() time.Time
 	shown   bool // the status line is on the screen
-	atStart bool // the output so far ends at the start of a line
+	atStart bool // the terminal's output so far ends at the start of a line
 
 	iteration int
 	story     string
@@ -80,13 +80,14 @@ func (v *liveView) close() {
 	v.erase()
 }
 
-// writer is one stream through the view: stdout or stderr, both on the
-// terminal.
+// viewWriter is one stream through the view: stdout, and stderr when it is
+// the same terminal.
 type viewWriter struct {
 	v *liveView
 	w io.Writer
 }
 
+// writer wraps a stream that shares the terminal with the status line.
 func (v *liveView) writer(w io.Writer) io.Writer { return &viewWriter{v: v, w: w} }
 
 func (vw *viewWriter) Write(p []byte) (int, error) {

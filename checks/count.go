@@ -29,6 +29,7 @@ type testCounter struct {
 	long    bool
 	perTest int
 	summary int // the last summary's total; -1 when none was seen
+	cargo   int // the sum of cargo's summaries, one per test binary
 }
 
 func newTestCounter() *testCounter { return &testCounter{summary: -1} }
@@ -74,6 +75,11 @@ func (c *testCounter) end() {
 		for _, m := range ms {
 			n, _ := strconv.Atoi(string(m[1]))
 			total += n
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("test result:")) {
+			// cargo prints a summary per test binary: they add up.
+			c.cargo += total
+			total = c.cargo
 		}
 		c.summary = total
 	}

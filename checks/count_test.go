@@ -14,6 +14,7 @@ func TestTestCounter(t *testing.T) {
 		{"go -json", `{"Action":"run","Test":"TestA"}` + "\n" + `{"Time":"x","Action":"pass","Package":"p","Test":"TestA","Elapsed":0}` + "\n" + `{"Action":"pass","Package":"p","Elapsed":0.1}` + "\n", 1},
 		{"pytest", "collected 5 items\n\ntests/test_a.py ....F\n==== 1 failed, 4 passed in 0.12s ====\n", 5},
 		{"cargo", "running 3 tests\ntest result: ok. 3 passed; 0 failed; 1 ignored; 0 measured\n", 4},
+		{"cargo, several binaries", "test result: ok. 3 passed; 0 failed\ntest result: ok. 1 passed; 0 failed\n   Doc-tests x\ntest result: ok. 2 passed; 0 failed\n", 6},
 		{"jest", "Tests:       1 failed, 2 passed, 3 total\n", 3},
 		{"not a runner", "build ok\n2 passed the linter\n", -1},
 		{"go without -v", "ok  \tpkg\t0.01s\n", -1},

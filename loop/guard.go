@@ -26,7 +26,11 @@ func (s snapshot) guardLedger(o *Options) (string, error) {
 	path := o.path(ProgressFile)
 	now, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		// Removed or made unreadable: the copy goes back whole.
+		if err := atomicfile.Write(path, s.progress, 0o644); err != nil {
+			return "", err
+		}
+		return ProgressFile + ": the agent removed it or made it unreadable; ralph restored it", nil
 	}
 	if bytes.Equal(now, s.progress) {
 		return "", nil

@@ -591,7 +591,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 			if r.Err != nil {
 				c.Excerpt = r.Err.Error()
 			}
-			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, c.Excerpt)
+			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, r.Output)
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -776,8 +776,11 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	if story.Attempts > 0 {
-		return baselineOf(o.path(ProgressFile), story.ID)
+	// Taken once per story, before anything the agent did to it: an
+	// iteration that was no attempt (a question, an interruption) must not
+	// retake it over the agent's own changes.
+	if b, err := baselineOf(o.path(ProgressFile), story.ID); err != nil || len(b) > 0 {
+		return b, err
 	}
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
 	opts.Done = func(r checks.Result) {
@@ -788,7 +791,9 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	for _, r := range checks.Run(ctx, cs, opts) {
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
-			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
+			// What failed, from the whole kept output, normalised: what a
+			// later run is compared with.
+			c.Excerpt = strings.Join(failureLines(r.Output, maxBaselineLines), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

@@ -31,5 +31,10 @@ func (r secretRedactor) entry(e progress.Entry) progress.Entry {
 		checks[i].Excerpt = r.String(checks[i].Excerpt)
 	}
 	e.Checks = checks
+	baseline := append([]progress.Check(nil), e.Baseline...)
+	for i := range baseline {
+		baseline[i].Excerpt = r.String(baseline[i].Excerpt)
+	}
+	e.Baseline = baseline
 	return e
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/ralph-harness/ralph/progress"
 )
 
+// maxBaselineLines bounds the failure lines a baseline keeps in the ledger.
+const maxBaselineLines = 200
+
 // DefaultStallAfter is how many identical failures in a row stall a story.
 const DefaultStallAfter = 3
 
@@ -42,7 +45,10 @@ func treeSum(dir string, files []string) [32]byte {
 }
 
 var (
-	errorLineRE = regexp.MustCompile(`(?i)error|fail|panic|expected|want|assert|exception|cannot|undefined`)
+	errorLineRE = regexp.MustCompile(`(?i)\b(errors?|fail|failed|failures?|panic|panicked|expected|assertion|exception|cannot|undefined)\b`)
+	// Terminal escapes and the marks the ledger puts for control bytes:
+	// a failure reads the same in colour, plain, or read back.
+	escapeRE = regexp.MustCompile("(?:\x1b|\uFFFD)\\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f\uFFFD]")
 	// What varies between two runs of the same failure: numbers (times,
 	// line counts, addresses) and temporary paths.
 	hexRE    = regexp.MustCompile(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
@@ -76,6 +82,7 @@ func failureLines(out string, limit int) []string {
 }
 
 func normalise(line string) string {
+	line = escapeRE.ReplaceAllString(line, "")
 	line = tmpRE.ReplaceAllString(line, "/tmp/…")
 	line = hexRE.ReplaceAllString(line, "#")
 	line = numberRE.ReplaceAllString(line, "N")
@@ -91,8 +98,11 @@ func fingerprint(e progress.Entry, changed bool) string {
 		if c.Passed || c.Known || c.Optional {
 			continue
 		}
-		fmt.Fprintf(h, "check %s\n", c.Name)
-		for _, l := range failureLines(c.Excerpt, 3) {
+		// The first lines say what failed; their number says how much,
+		// so an agent fixing one failure of many is not taken for stuck.
+		lines := failureLines(c.Excerpt, 0)
+		fmt.Fprintf(h, "check %s: %d\n", c.Name, len(lines))
+		for _, l := range lines[:min(3, len(lines))] {
 			fmt.Fprintf(h, "  %s\n", l)
 		}
 	}
@@ -159,7 +169,11 @@ func knownFailure(baseline []progress.Check, name, out string) bool {
 			continue
 		}
 		before := failureLines(b.Excerpt, 0)
-		for _, l := range failureLines(out, 0) {
+		now := failureLines(out, 0)
+		if len(now) == 0 {
+			return false // a silent failure is no known one
+		}
+		for _, l := range now {
 			if !slices.Contains(before, l) {
 				return false
 			}

@@ -46,3 +46,15 @@ func TestKnownFailure(t *testing.T) {
 		t.Error("a check that passed in the baseline is taken for known")
 	}
 }
+
+func TestKnownFailureEdges(t *testing.T) {
+	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy (0.01s)"}}
+	if knownFailure(baseline, "unit", "") {
+		t.Error("a silent failure is taken for known")
+	}
+	// The ledger keeps control bytes as U+FFFD; the live output has them raw.
+	coloured := []progress.Check{{Name: "unit", Excerpt: "\uFFFD[31m--- FAIL: TestLegacy (0.01s)\uFFFD[0m"}}
+	if !knownFailure(coloured, "unit", "\x1b[31m--- FAIL: TestLegacy (0.02s)\x1b[0m") {
+		t.Error("a coloured failure read back from the ledger is not known")
+	}
+}

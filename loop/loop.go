@@ -685,6 +685,9 @@ func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 // attempt: the story's counters stay as they were.
 func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	o, e := it.o, &it.entry
+	// The message quotes the agent, which may quote a key from agent.env:
+	// it goes into errors that main prints.
+	p.Message = o.secrets().String(p.Message)
 	e.Outcome = AgentFailed
 	if p.Kind == agent.RateLimited {
 		e.Outcome = RateLimited

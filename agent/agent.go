@@ -6,7 +6,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -342,4 +344,19 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.w.Write(p)
 	return len(p), nil
+}
+
+// event decodes one line of a JSON Lines stream. Fields are left raw, so
+// that one field of an unexpected type does not cost the others. A blank
+// line gives neither; a line that is no JSON object (a warning, a log
+// line) comes back as text, to be shown as it is.
+func event(b []byte) (ev map[string]json.RawMessage, text []byte) {
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
+		return nil, append(b[:len(b):len(b)], '\n')
+	}
+	return ev, nil
 }

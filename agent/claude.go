@@ -152,17 +152,11 @@ func (r *claudeReader) longLine(n int64) {
 
 // line handles one line of stdout, without its newline.
 func (r *claudeReader) line(b []byte) {
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(bytes.TrimSpace(b)) == 0 {
-		return
-	}
-	// Fields are decoded one by one, so that one field of an unexpected
-	// type does not cost the others (above all the result's).
-	var ev map[string]json.RawMessage
-	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
-		// Not a JSON object: a warning or a log line, shown as it is.
-		r.shown.Write(b)
-		r.shown.Write([]byte("\n"))
+	ev, text := event(b)
+	if ev == nil {
+		if text != nil {
+			r.shown.Write(text)
+		}
 		return
 	}
 	switch str(ev["type"]) {

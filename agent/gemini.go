@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -185,18 +184,12 @@ func (r *geminiReader) longLine(n int64) {
 
 // line handles one line of stdout, without its newline.
 func (r *geminiReader) line(b []byte) {
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(bytes.TrimSpace(b)) == 0 {
-		return
-	}
-	// Fields are decoded one by one, so that one field of an unexpected
-	// type does not cost the others.
-	var ev map[string]json.RawMessage
-	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
-		// Not a JSON object: a warning or a log line, shown as it is.
-		r.endLine()
-		r.shown.Write(b)
-		r.shown.Write([]byte("\n"))
+	ev, text := event(b)
+	if ev == nil {
+		if text != nil {
+			r.endLine()
+			r.shown.Write(text)
+		}
 		return
 	}
 	switch str(ev["type"]) {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -77,15 +76,11 @@ func (r *openCodeReader) longLine(n int64) {
 
 // line handles one line of stdout, without its newline.
 func (r *openCodeReader) line(b []byte) {
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(bytes.TrimSpace(b)) == 0 {
-		return
-	}
-	var ev map[string]json.RawMessage
-	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
-		// Not a JSON object: a warning or a log line, shown as it is.
-		r.shown.Write(b)
-		r.shown.Write([]byte("\n"))
+	ev, text := event(b)
+	if ev == nil {
+		if text != nil {
+			r.shown.Write(text)
+		}
 		return
 	}
 	var part map[string]json.RawMessage

@@ -1,13 +1,11 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 )
@@ -113,27 +111,16 @@ func (a *anthropic) send(ctx context.Context, conv []message, s sink) (reply, er
 	if err != nil {
 		return reply{}, fmt.Errorf("encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
-	if err != nil {
-		return reply{}, fmt.Errorf("request %s: %w", a.url, err)
-	}
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	req.Header.Set("anthropic-version", anthropicVersion)
+	header := http.Header{"anthropic-version": {anthropicVersion}}
 	if a.o.Key != "" {
-		req.Header.Set("x-api-key", a.o.Key)
+		header.Set("x-api-key", a.o.Key)
 	}
-	resp, err := a.o.Client.Do(req)
+	resp, whole, err := post(ctx, &a.o, a.url, header, body)
 	if err != nil {
-		return reply{}, &apiError{Network: true, Message: err.Error()}
+		return reply{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return reply{}, httpError(resp, b, a.o.Now())
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "application/json" {
-		// A server that does not stream answers with the whole message.
+	if whole {
 		return a.whole(resp.Body, s)
 	}
 	return a.stream(resp.Body, s)

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -220,4 +224,28 @@ func oneLine(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// post sends a request body to a provider and returns its answer once the
+// status says it is one: an *apiError otherwise. whole reports a server that
+// answered with the whole message instead of a stream.
+func post(ctx context.Context, o *Options, url string, header http.Header, body []byte) (resp *http.Response, whole bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, fmt.Errorf("request %s: %w", url, err)
+	}
+	req.Header = header
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	resp, err = o.Client.Do(req)
+	if err != nil {
+		return nil, false, &apiError{Network: true, Message: err.Error()}
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, false, httpError(resp, b, o.Now())
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type"))
+	return resp, mt == "application/json", nil
 }

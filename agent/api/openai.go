@@ -1,13 +1,11 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"sort"
@@ -104,25 +102,16 @@ func (c *openAI) send(ctx context.Context, conv []message, s sink) (reply, error
 	if err != nil {
 		return reply{}, fmt.Errorf("encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return reply{}, fmt.Errorf("request %s: %w", c.url, err)
-	}
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
+	header := http.Header{}
 	if c.o.Key != "" {
-		req.Header.Set("authorization", "Bearer "+c.o.Key)
+		header.Set("authorization", "Bearer "+c.o.Key)
 	}
-	resp, err := c.o.Client.Do(req)
+	resp, whole, err := post(ctx, &c.o, c.url, header, body)
 	if err != nil {
-		return reply{}, &apiError{Network: true, Message: err.Error()}
+		return reply{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return reply{}, httpError(resp, b, c.o.Now())
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "application/json" {
+	if whole {
 		return c.whole(resp.Body, s)
 	}
 	return c.stream(resp.Body, s)

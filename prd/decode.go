@@ -334,12 +334,7 @@ func (d *decoder) file(off int) *File {
 }
 
 func (d *decoder) stories(v []byte, off int) []*Story {
-	switch v[0] {
-	case 'n':
-		return nil
-	case '[':
-	default:
-		d.errorf(off, "want an array, got %s", kind(v))
+	if !d.array(v, off) {
 		return nil
 	}
 	d.hasStories = true
@@ -429,6 +424,19 @@ func (s *Story) clone() *Story {
 	return &c
 }
 
+// array reports whether v is an array, recording an error unless it is an
+// array or null (which counts as absent).
+func (d *decoder) array(v []byte, off int) bool {
+	switch v[0] {
+	case '[':
+		return true
+	case 'n':
+		return false
+	}
+	d.errorf(off, "want an array, got %s", kind(v))
+	return false
+}
+
 // The methods below decode one value each. null counts as absent, as it does
 // for encoding/json.
 
@@ -444,12 +452,7 @@ func (d *decoder) string(v []byte, off int) string {
 }
 
 func (d *decoder) strings(v []byte, off int) []string {
-	switch v[0] {
-	case 'n':
-		return nil
-	case '[':
-	default:
-		d.errorf(off, "want an array, got %s", kind(v))
+	if !d.array(v, off) {
 		return nil
 	}
 	d.scratch = d.elements(off, d.scratch[:0])
@@ -469,12 +472,7 @@ func (d *decoder) strings(v []byte, off int) []string {
 // answers decodes the answers key: an array of {"question", "answer"}
 // objects. Other members of an answer are ignored.
 func (d *decoder) answers(v []byte, off int) []Answer {
-	switch v[0] {
-	case 'n':
-		return nil
-	case '[':
-	default:
-		d.errorf(off, "want an array, got %s", kind(v))
+	if !d.array(v, off) {
 		return nil
 	}
 	as := []Answer{}

@@ -360,3 +360,17 @@ func event(b []byte) (ev map[string]json.RawMessage, text []byte) {
 	}
 	return ev, nil
 }
+
+// view is where a reader shows the agent's output, made readable.
+type view struct {
+	shown io.Writer
+}
+
+func (v view) printf(format string, args ...any) {
+	fmt.Fprintf(v.shown, format, args...)
+}
+
+// longLine says that a line too long to hold was passed over.
+func (v view) longLine(n int64) {
+	v.printf("[ralph: passed over an output line of %d bytes]\n", n)
+}

@@ -26,7 +26,7 @@ const maxSummary = 200
 // message, tokens and cost from the last result event, and the problem from
 // a result that is an API error.
 type claudeReader struct {
-	shown io.Writer
+	view
 	lines lineSplitter
 	now   func() time.Time // resolves relative reset times in error messages
 
@@ -52,7 +52,7 @@ type claudeReader struct {
 }
 
 func newClaudeReader(shown io.Writer) *claudeReader {
-	r := &claudeReader{shown: shown, now: time.Now, done: make(chan struct{})}
+	r := &claudeReader{view: view{shown}, now: time.Now, done: make(chan struct{})}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
@@ -140,14 +140,6 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 		return Transient
 	}
 	return 0
-}
-
-func (r *claudeReader) printf(format string, args ...any) {
-	fmt.Fprintf(r.shown, format, args...)
-}
-
-func (r *claudeReader) longLine(n int64) {
-	r.printf("[ralph: passed over an output line of %d bytes]\n", n)
 }
 
 // line handles one line of stdout, without its newline.

@@ -23,7 +23,7 @@ func init() {
 // the raw JSON. The final message is the last agent_message item completed
 // in a turn that completed; tokens come from turn.completed's usage.
 type codexReader struct {
-	shown io.Writer
+	view
 	lines lineSplitter
 	now   func() time.Time // resolves reset times said relative to now
 
@@ -38,7 +38,7 @@ type codexReader struct {
 }
 
 func newCodexReader(shown io.Writer) *codexReader {
-	r := &codexReader{shown: shown, now: time.Now, shownItems: map[string]bool{}}
+	r := &codexReader{view: view{shown}, now: time.Now, shownItems: map[string]bool{}}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
@@ -81,14 +81,6 @@ func codexProblem(msg string, now time.Time) *Problem {
 		return &Problem{Kind: Permanent, Message: oneLine(firstLine(msg))}
 	}
 	return nil
-}
-
-func (r *codexReader) printf(format string, args ...any) {
-	fmt.Fprintf(r.shown, format, args...)
-}
-
-func (r *codexReader) longLine(n int64) {
-	r.printf("[ralph: passed over an output line of %d bytes]\n", n)
 }
 
 // line handles one line of stdout, without its newline.

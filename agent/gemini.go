@@ -24,7 +24,7 @@ func init() {
 // the model's text after the last tool event, its pieces joined (a reply
 // tag may be cut between two); tokens come from the result's stats.
 type geminiReader struct {
-	shown io.Writer
+	view
 	lines lineSplitter
 	now   func() time.Time // resolves reset times said relative to now
 
@@ -40,7 +40,7 @@ type geminiReader struct {
 }
 
 func newGeminiReader(shown io.Writer) *geminiReader {
-	r := &geminiReader{shown: shown, now: time.Now, text: newGeminiText()}
+	r := &geminiReader{view: view{shown}, now: time.Now, text: newGeminiText()}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
@@ -165,9 +165,10 @@ func geminiErrorText(msg string) (text string, status int) {
 	return head + ": " + e.Message, e.Code
 }
 
+// printf ends the model's text first, when it stopped mid-line.
 func (r *geminiReader) printf(format string, args ...any) {
 	r.endLine()
-	fmt.Fprintf(r.shown, format, args...)
+	r.view.printf(format, args...)
 }
 
 // endLine ends the model's text in the view when it stopped mid-line.
@@ -179,7 +180,8 @@ func (r *geminiReader) endLine() {
 }
 
 func (r *geminiReader) longLine(n int64) {
-	r.printf("[ralph: passed over an output line of %d bytes]\n", n)
+	r.endLine()
+	r.view.longLine(n)
 }
 
 // line handles one line of stdout, without its newline.

@@ -27,7 +27,7 @@ func init() {
 // that an agent stopped midway claims nothing. Tokens and cost are the sums
 // over all step_finish parts.
 type openCodeReader struct {
-	shown io.Writer
+	view
 	lines lineSplitter
 
 	text      string // the last text part
@@ -42,7 +42,7 @@ type openCodeReader struct {
 }
 
 func newOpenCodeReader(shown io.Writer) *openCodeReader {
-	r := &openCodeReader{shown: shown}
+	r := &openCodeReader{view: view{shown}}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
@@ -62,12 +62,8 @@ func (r *openCodeReader) finish(res *Result) {
 	res.Problem = r.problem
 }
 
-func (r *openCodeReader) printf(format string, args ...any) {
-	fmt.Fprintf(r.shown, format, args...)
-}
-
 func (r *openCodeReader) longLine(n int64) {
-	r.printf("[ralph: passed over an output line of %d bytes]\n", n)
+	r.view.longLine(n)
 	// The line may have been the final text: no earlier text may stand in
 	// for it.
 	r.text = ""

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -288,15 +289,14 @@ func waitingOnHumans(f *prd.File) string {
 
 // loadPRD reads prd.json; its messages name the file as the user knows it.
 func (o *Options) loadPRD() (*prd.File, error) {
-	data, err := os.ReadFile(o.path(PRDFile))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := prd.Read(o.path(PRDFile), PRDFile)
+	var unreadable *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, &InputError{Err: fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)}
-	}
-	if err != nil {
+	case errors.As(err, &unreadable):
 		return nil, err
-	}
-	f, err := prd.Parse(data, PRDFile)
-	if err != nil {
+	case err != nil:
 		return nil, &InputError{Err: err}
 	}
 	return f, nil

@@ -1,9 +1,13 @@
 package loop_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/bench/fixture"
 	"github.com/ralph-harness/ralph/loop"
@@ -65,4 +69,34 @@ func BenchmarkStatus(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoop runs the loop over 200 stories with the no-op agent, no
+// checks and git off, and reports the time per iteration: the agent's own
+// cost plus ralph's (BenchmarkRunNoop in package agent is the agent alone).
+func BenchmarkLoop(b *testing.B) {
+	const stories = 200
+	dir := b.TempDir()
+	agentScript := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(agentScript, []byte("#!/bin/sh\ncat >/dev/null\necho '<ralph>done</ralph>'\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cfg := loop.Config{
+		Agent:  loop.AgentConfig{Argv: []string{agentScript}, Timeout: 10 * time.Minute, IdleTimeout: 10 * time.Minute},
+		Limits: loop.Limits{MaxAttempts: 5, StallAfter: 3},
+	}
+	var iterations int
+	for b.Loop() {
+		b.StopTimer()
+		if err := fixture.WriteFiles(dir, stories, 0, 0); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		err := loop.Run(context.Background(), loop.Options{Dir: dir, Config: cfg, Out: io.Discard, Err: io.Discard, Quiet: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		iterations += stories
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(iterations), "ns/iteration")
 }

@@ -105,143 +105,198 @@ func lookup[T any](keys []key[T], name string) *key[T] {
 //
 // The loop reads the same prd.json several times in an iteration (to pick a
 // story, to guard the file, to record the verdict), so Parse remembers the
-// last text it decoded without error: the same text again costs a copy of
-// what came out, not a second parse.
+// last text it decoded without error, or that Save wrote: the same text
+// again costs a copy of the stories, not a second parse. Remembering costs
+// next to nothing, so that a command that reads the file once pays nothing
+// for it.
 func Parse(data []byte, name string) (*File, error) {
+	return parseText(data, name, false)
+}
+
+// parseText is Parse; owned says that the caller hands data over, and will
+// not change it, so that the File may keep it without a copy.
+func parseText(data []byte, name string, owned bool) (*File, error) {
 	last.Lock()
-	if last.file != nil && bytes.Equal(data, last.data) {
-		f := last.file.clone()
-		last.Unlock()
-		return f, nil
-	}
+	m := last.memo
 	last.Unlock()
-	f, err := parse(data, name)
+	if m != nil && bytes.Equal(data, m.data) {
+		if f := m.file(); f != nil {
+			return f, nil
+		}
+	}
+	f, err := parse(data, name, owned)
 	if err != nil {
 		return nil, err
 	}
-	// What is kept is a copy: the caller may change the File it gets.
-	kept := f.clone()
 	last.Lock()
-	last.data, last.file = f.raw, kept
+	last.memo = memoOf(f)
 	last.Unlock()
 	return f, nil
 }
 
-// last is the text Parse decoded last, and what came out, unchanged; or the
-// text Save wrote last, and what Parse would make of it.
+// last is what Parse remembers: the text it decoded last or Save wrote last.
 var last struct {
 	sync.Mutex
-	data []byte
-	file *File
+	memo *memo
 }
 
-// remember tells Parse what data, the text f was just saved as, decodes to,
-// so that reading the file back in the next iteration costs no parse. The
-// stories that Marshal wrote as they were parsed are known; the others, and
-// the header, are decoded from their text in data, which is all a parse of
-// data would do with them. A file that would not validate is not
-// remembered: Parse must report it.
-func remember(data []byte, f *File, l *layout) {
-	if len(l.stories) != len(f.Stories) {
-		return
-	}
-	g := &File{raw: data, canonical: true}
-	for _, m := range l.members {
-		fl := field{key: m.key, rawKey: data[m.keyStart:m.keyEnd:m.keyEnd], value: data[m.start:m.end:m.end], off: m.start}
-		g.fields = append(g.fields, fl)
-		if m.key == "userStories" {
-			continue
-		}
-		// A member of the header is decoded on its own.
-		d := &decoder{text: newText(fl.value), name: "prd.json"}
-		decodeObject(d, g, []field{{key: fl.key, value: fl.value}}, fileKeys)
-		if len(d.errs) > 0 {
-			return
-		}
-	}
-	g.orig = &File{Project: g.Project, BranchName: g.BranchName, Description: g.Description}
-	live := make([]Story, len(f.Stories))
-	orig := make([]Story, len(f.Stories))
-	g.Stories = make([]*Story, len(f.Stories))
+// memo is what a text decodes to, kept in a form no caller can change: the
+// stories as parsed (their orig copies, which nothing changes) and where
+// each is in the text. After Save, the stories it wrote changed, and the
+// header, are left to decode from the text, on the first Parse of that
+// text: a command that saves and exits never pays for it.
+type memo struct {
+	sync.Mutex
+	data []byte
+	// header is the File without its stories; nil until the header of a
+	// saved text is decoded.
+	header *File
+	// members are where a saved text's top-level members are.
+	members []span
+	stories []memoStory
+}
+
+type memoStory struct {
+	orig      *Story // as parsed, raw unset; nil until decoded from raw
+	raw       []byte
+	canonical bool
+}
+
+// memoOf remembers what f, just parsed and not yet changed, was parsed from.
+func memoOf(f *File) *memo {
+	h := *f
+	h.Stories = nil
+	m := &memo{data: f.raw, header: &h, stories: make([]memoStory, len(f.Stories))}
 	for i, s := range f.Stories {
-		sp, st := l.stories[i], &live[i]
-		raw := data[sp.start:sp.end:sp.end]
-		if sp.asParsed {
-			// What was parsed; the File is never handed out, only
-			// copies of it, so sharing with f is safe.
-			*st = *s.orig
-			st.orig = s.orig
-		} else {
-			d := &decoder{text: newText(raw), name: "prd.json"}
-			decodeObject(d, st, d.fields(0, nil), storyKeys)
-			if len(d.errs) > 0 {
-				return
-			}
-			o := &orig[i]
-			*o = *st
-			o.AcceptanceCriteria = d.clone(st.AcceptanceCriteria)
-			o.Checks = d.clone(st.Checks)
-			o.DependsOn = d.clone(st.DependsOn)
-			o.Answers = slices.Clone(st.Answers)
-			st.orig = o
-		}
-		st.raw, st.canonical = raw, true
-		g.Stories[i] = st
+		m.stories[i] = memoStory{orig: s.orig, raw: s.raw, canonical: s.canonical}
 	}
-	if g.validate("prd.json", true) != nil {
-		return
+	return m
+}
+
+// remember tells Parse that data, the text f was just saved as, decodes to
+// what f holds. The stories that Marshal wrote as they were parsed are
+// known; the others, and the header, are decoded from their text in data
+// when Parse is first asked for it (complete).
+func remember(data []byte, f *File, l *layout) {
+	var m *memo
+	if len(l.stories) == len(f.Stories) {
+		m = &memo{data: data, members: l.members, stories: make([]memoStory, len(f.Stories))}
+		for i, s := range f.Stories {
+			sp := l.stories[i]
+			m.stories[i] = memoStory{raw: data[sp.start:sp.end:sp.end], canonical: true}
+			if sp.asParsed {
+				m.stories[i].orig = s.orig
+			}
+		}
 	}
 	last.Lock()
-	last.data, last.file = data, g
+	last.memo = m
 	last.Unlock()
 }
 
-// clone returns a copy of f that shares nothing a caller can change with
-// it: the stories and their slices are copied, the text and what was
-// parsed from it (which nothing changes) are shared.
-func (f *File) clone() *File {
-	c := *f
-	n := 0
-	for _, s := range f.Stories {
-		n += len(s.AcceptanceCriteria) + len(s.Checks) + len(s.DependsOn)
+// file returns a File for m's text that shares nothing a caller can change
+// with m, or nil when the text does not validate and must be parsed to say
+// why.
+func (m *memo) file() *File {
+	m.Lock()
+	defer m.Unlock()
+	if m.header == nil && !m.complete() {
+		return nil
 	}
+	f := *m.header
+	n := 0
+	for _, ms := range m.stories {
+		o := ms.orig
+		n += len(o.AcceptanceCriteria) + len(o.Checks) + len(o.DependsOn)
+	}
+	// The stories and their slices of strings are allocated together,
+	// not one by one.
 	slab := make([]string, n)
 	cut := func(ss []string) []string {
 		if ss == nil {
 			return nil
-		}
-		if len(ss) == 0 {
-			return []string{}
 		}
 		c := slab[:len(ss):len(ss)]
 		copy(c, ss)
 		slab = slab[len(ss):]
 		return c
 	}
-	live := make([]Story, len(f.Stories))
-	c.Stories = make([]*Story, len(f.Stories))
-	for i, s := range f.Stories {
-		l := &live[i]
-		*l = *s
-		l.AcceptanceCriteria = cut(s.AcceptanceCriteria)
-		l.Checks = cut(s.Checks)
-		l.DependsOn = cut(s.DependsOn)
-		l.Answers = slices.Clone(s.Answers)
-		c.Stories[i] = l
+	live := make([]Story, len(m.stories))
+	f.Stories = make([]*Story, len(m.stories))
+	for i, ms := range m.stories {
+		s := &live[i]
+		*s = *ms.orig
+		s.orig, s.raw, s.canonical = ms.orig, ms.raw, ms.canonical
+		s.AcceptanceCriteria = cut(s.AcceptanceCriteria)
+		s.Checks = cut(s.Checks)
+		s.DependsOn = cut(s.DependsOn)
+		s.Answers = slices.Clone(s.Answers)
+		f.Stories[i] = s
 	}
-	if f.Stories == nil {
-		c.Stories = nil
-	}
-	return &c
+	return &f
 }
 
-func parse(data []byte, name string) (*File, error) {
+// complete decodes what Save left to decode of a saved text, the header
+// and the stories it changed, and validates the whole, as a parse would.
+// It reports whether the text is fit to hand out.
+func (m *memo) complete() bool {
+	h := &File{raw: m.data, canonical: true}
+	for _, sp := range m.members {
+		fl := field{key: sp.key, rawKey: m.data[sp.keyStart:sp.keyEnd:sp.keyEnd], value: m.data[sp.start:sp.end:sp.end], off: sp.start}
+		h.fields = append(h.fields, fl)
+		if sp.key == "userStories" {
+			continue
+		}
+		// A member of the header is decoded on its own.
+		d := &decoder{text: newText(fl.value), name: "prd.json"}
+		decodeObject(d, h, []field{{key: fl.key, value: fl.value}}, fileKeys)
+		if len(d.errs) > 0 {
+			return false
+		}
+	}
+	h.orig = &File{Project: h.Project, BranchName: h.BranchName, Description: h.Description}
+	origs := make([]Story, len(m.stories))
+	for i := range m.stories {
+		ms := &m.stories[i]
+		if ms.orig != nil {
+			continue
+		}
+		d := &decoder{text: newText(ms.raw), name: "prd.json"}
+		o := &origs[i]
+		decodeObject(d, o, d.fields(0, nil), storyKeys)
+		if len(d.errs) > 0 {
+			return false
+		}
+		o.canonical = true
+		ms.orig = o
+	}
+	// Validation reads the stories as parsed, and leaves the index of
+	// their ids in h.
+	h.Stories = make([]*Story, len(m.stories))
+	for i, ms := range m.stories {
+		h.Stories[i] = ms.orig
+	}
+	if h.validate("prd.json", true) != nil {
+		return false
+	}
+	h.Stories = nil
+	m.header = h
+	return true
+}
+
+func parse(data []byte, name string, owned bool) (*File, error) {
 	// The File keeps pieces of the text, so it gets a copy of its own that
-	// nothing writes to: the decoded strings are substrings of it, so a
-	// file of ten thousand stories costs one allocation for its text, not
-	// one per string, and its raw pieces are views of the same copy.
-	src := string(data)
-	data = unsafe.Slice(unsafe.StringData(src), len(src))
+	// nothing writes to (unless the caller handed data over): the decoded
+	// strings are substrings of it, so a file of ten thousand stories costs
+	// one allocation for its text, not one per string, and its raw pieces
+	// are views of the same text.
+	var src string
+	if owned {
+		src = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		src = string(data)
+		data = unsafe.Slice(unsafe.StringData(src), len(src))
+	}
 	// The syntax is checked first, so that the walk below can trust it;
 	// encoding/json has the last word on text scan turns down, and words
 	// the error.

@@ -166,12 +166,18 @@ func (f *File) Statuses() map[string]Status {
 }
 
 // Load reads the file at path and parses it; messages name the file by path.
-func Load(path string) (*File, error) {
+func Load(path string) (*File, error) { return Read(path, path) }
+
+// Read reads the file at path and parses it as Parse does; messages name the
+// file as name. A failure to read the file is an *fs.PathError.
+func Read(path, name string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, path)
+	// The text is read here and nothing else has it: the File may keep it
+	// as it is, without the copy Parse makes.
+	return parseText(data, name, true)
 }
 
 // Save writes Marshal's output to path atomically: after a crash or a failed

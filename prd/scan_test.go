@@ -128,7 +128,7 @@ func TestParseRemembers(t *testing.T) {
 	data[10] = 'X' // the caller's bytes, changed after the parse
 
 	again := mustParse(t, canonical)
-	fresh, err := parse([]byte(canonical), "prd.json")
+	fresh, err := parse([]byte(canonical), "prd.json", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func FuzzSaveRemembers(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, werr := parse(saved, "prd.json")
+		want, werr := parse(saved, "prd.json", false)
 		got, gerr := Parse(saved, "prd.json")
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("Parse of the saved file: %v; parsing it afresh: %v", gerr, werr)
@@ -241,7 +241,7 @@ func TestParseKeeps(t *testing.T) {
 		c.change(mustParse(t, text))
 		c.change(mustParse(t, text))
 		got := mustParse(t, text)
-		fresh, err := parse([]byte(text), "prd.json")
+		fresh, err := parse([]byte(text), "prd.json", false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/prd"
 )
 
@@ -24,7 +25,9 @@ const maxLedgerCopy = 8 << 20
 // put back.
 func (s snapshot) guardLedger(o *Options) (string, error) {
 	path := o.path(ProgressFile)
-	now, err := os.ReadFile(path)
+	b := o.buffers()
+	now, err := readbuf.ReadFile(b.now, path)
+	b.now = now
 	if err != nil {
 		// Removed or made unreadable: the copy goes back whole.
 		if err := atomicfile.Write(path, s.progress, 0o644); err != nil {
@@ -77,6 +80,20 @@ func splitLedger(data []byte) (head, ledger []byte) {
 // to tell an append from an edit elsewhere in the file.
 const guardWindow = 4 << 10
 
+// buffers are what an iteration reads the three files into, kept from one
+// iteration to the next (see package readbuf).
+type buffers struct {
+	prd, harness, progress []byte // a snapshot's copies
+	now                    []byte // a file as it is now, to compare with its copy
+}
+
+func (o *Options) buffers() *buffers {
+	if o.bufs == nil {
+		o.bufs = new(buffers)
+	}
+	return o.bufs
+}
+
 // snapshot is what the agent may not change, taken just before it runs.
 type snapshot struct {
 	prd          []byte
@@ -97,13 +114,20 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	if s.files, err = takeFiles(ctx, o); err != nil {
 		return s, err
 	}
-	if s.prd, err = os.ReadFile(o.path(PRDFile)); err != nil {
+	// The copies go into the last iteration's buffers: that snapshot is
+	// done with.
+	b := o.buffers()
+	s.prd, err = readbuf.ReadFile(b.prd, o.path(PRDFile))
+	b.prd = s.prd
+	if err != nil {
 		return s, fmt.Errorf("read %s: %w", PRDFile, err)
 	}
-	s.harness, s.harnessErr = os.ReadFile(o.path(HarnessFile))
+	s.harness, s.harnessErr = readbuf.ReadFile(b.harness, o.path(HarnessFile))
+	b.harness = s.harness
 	s.progressSize, s.progressEnd, err = fileEnd(o.path(ProgressFile), -1)
 	if err == nil && s.progressSize <= maxLedgerCopy {
-		s.progress, err = os.ReadFile(o.path(ProgressFile))
+		s.progress, err = readbuf.ReadFile(b.progress, o.path(ProgressFile))
+		b.progress = s.progress
 	}
 	return s, err
 }
@@ -148,7 +172,9 @@ func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (*prd.F
 	}
 	tampered = append(tampered, found...)
 	if s.harnessErr == nil {
-		now, err := os.ReadFile(o.path(HarnessFile))
+		b := o.buffers()
+		now, err := readbuf.ReadFile(b.now, o.path(HarnessFile))
+		b.now = now
 		if err != nil || !bytes.Equal(now, s.harness) {
 			if err := atomicfile.Write(o.path(HarnessFile), s.harness, 0o644); err != nil {
 				return nil, nil, err
@@ -172,7 +198,9 @@ func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, err
 	if err != nil {
 		return nil, nil, &InputError{Err: err}
 	}
-	after, err := os.ReadFile(path)
+	b := o.buffers()
+	after, err := readbuf.ReadFile(b.now, path)
+	b.now = after
 	if err == nil && bytes.Equal(s.prd, after) {
 		return orig, nil, nil
 	}

@@ -64,6 +64,8 @@ type Options struct {
 	Watch bool
 	// inGit caches whether Dir is in a git work tree (gitTree).
 	inGit *bool
+	// bufs are the buffers the files are read into (buffers).
+	bufs *buffers
 	// redactor keeps secrets out of what the loop writes; built on first use.
 	redactor *redact.Redactor
 	// OnEvent, when set, is told of every event before it is printed.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // debounce is how long the watch waits for a burst of writes (an editor's
@@ -73,7 +75,9 @@ func (o *Options) fingerprint() []byte {
 
 // harnessSum sums harness.toml as it is now; nil when it cannot be read.
 func (o *Options) harnessSum() []byte {
-	data, err := os.ReadFile(o.path(HarnessFile))
+	buf := o.buffers()
+	data, err := readbuf.ReadFile(buf.now, o.path(HarnessFile))
+	buf.now = data
 	if err != nil {
 		return nil
 	}

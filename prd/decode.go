@@ -110,28 +110,30 @@ func lookup[T any](keys []key[T], name string) *key[T] {
 // next to nothing, so that a command that reads the file once pays nothing
 // for it.
 func Parse(data []byte, name string) (*File, error) {
-	return parseText(data, name, false)
+	f, _, err := parseText(data, name, false)
+	return f, err
 }
 
 // parseText is Parse; owned says that the caller hands data over, and will
-// not change it, so that the File may keep it without a copy.
-func parseText(data []byte, name string, owned bool) (*File, error) {
+// not change it, so that the File may keep it without a copy. kept says
+// whether it did.
+func parseText(data []byte, name string, owned bool) (f *File, kept bool, err error) {
 	last.Lock()
 	m := last.memo
 	last.Unlock()
 	if m != nil && bytes.Equal(data, m.data) {
 		if f := m.file(); f != nil {
-			return f, nil
+			return f, false, nil
 		}
 	}
-	f, err := parse(data, name, owned)
+	f, err = parse(data, name, owned)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	last.Lock()
 	last.memo = memoOf(f)
 	last.Unlock()
-	return f, nil
+	return f, owned, nil
 }
 
 // last is what Parse remembers: the text it decoded last or Save wrote last.
@@ -255,14 +257,13 @@ func (m *memo) complete() bool {
 		}
 	}
 	h.orig = &File{Project: h.Project, BranchName: h.BranchName, Description: h.Description}
-	origs := make([]Story, len(m.stories))
 	for i := range m.stories {
 		ms := &m.stories[i]
 		if ms.orig != nil {
 			continue
 		}
 		d := &decoder{text: newText(ms.raw), name: "prd.json"}
-		o := &origs[i]
+		o := new(Story)
 		decodeObject(d, o, d.fields(0, nil), storyKeys)
 		if len(d.errs) > 0 {
 			return false

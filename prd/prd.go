@@ -5,10 +5,11 @@
 package prd
 
 import (
-	"os"
 	"slices"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // File is a parsed prd.json.
@@ -171,13 +172,31 @@ func Load(path string) (*File, error) { return Read(path, path) }
 // Read reads the file at path and parses it as Parse does; messages name the
 // file as name. A failure to read the file is an *fs.PathError.
 func Read(path, name string) (*File, error) {
-	data, err := os.ReadFile(path)
+	spare.Lock()
+	buf := spare.buf
+	spare.buf = nil
+	spare.Unlock()
+	data, err := readbuf.ReadFile(buf, path)
 	if err != nil {
 		return nil, err
 	}
 	// The text is read here and nothing else has it: the File may keep it
-	// as it is, without the copy Parse makes.
-	return parseText(data, name, true)
+	// as it is, without the copy Parse makes. When Parse knew the text
+	// already, the buffer serves the next read.
+	f, kept, err := parseText(data, name, true)
+	if !kept {
+		spare.Lock()
+		spare.buf = data
+		spare.Unlock()
+	}
+	return f, err
+}
+
+// spare is a buffer for Read: in the loop, most reads find the text Parse
+// remembers, and keep nothing of what they read.
+var spare struct {
+	sync.Mutex
+	buf []byte
 }
 
 // Save writes Marshal's output to path atomically: after a crash or a failed

@@ -97,7 +97,14 @@ func startMarker(e Entry) string {
 }
 
 func endMarker(iteration int) string {
-	return "=== end of iteration " + strconv.Itoa(iteration) + markerEnd
+	return string(appendEndMarker(nil, iteration))
+}
+
+// appendEndMarker appends endMarker(iteration) to b.
+func appendEndMarker(b []byte, iteration int) []byte {
+	b = append(b, "=== end of iteration "...)
+	b = strconv.AppendInt(b, int64(iteration), 10)
+	return append(b, markerEnd...)
 }
 
 // Format renders e as text, ending with a newline.

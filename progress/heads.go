@@ -40,7 +40,8 @@ func TailHeads(path string, maxBytes int64, fn func(Head) bool) error {
 // marker on, holds the entry's end marker on a line of its own, so that
 // parseSegment finds the entry whole.
 func complete(seg []byte, n int) bool {
-	needle := []byte("\n" + endMarker(n))
+	var room [64]byte
+	needle := appendEndMarker(append(room[:0], '\n'), n)
 	for {
 		i := bytes.Index(seg, needle)
 		if i < 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 )
 
 // blockSize is how much Tail reads at a time. Entries are a few hundred bytes
@@ -114,7 +115,9 @@ func starts(buf []byte, fileStart bool) []int {
 		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
 			line = line[:nl]
 		}
-		_, _, _, ok := parseStart(trimEOL(string(line)))
+		// Only ok is used, so the line need not be copied into a string
+		// of its own: a ledger has thousands of markers.
+		_, _, _, ok := parseStart(trimEOL(unsafe.String(unsafe.SliceData(line), len(line))))
 		return ok
 	}
 	if fileStart && bytes.HasPrefix(buf, startNeedle[1:]) && valid(0) {

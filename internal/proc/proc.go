@@ -325,7 +325,9 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 // failing w is dropped, but r is still read to the end so that the writer
 // on the other side never blocks.
 func drain(r *os.File, w io.Writer) {
-	buf := make([]byte, chunkSize)
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 && w != nil {
@@ -338,6 +340,13 @@ func drain(r *os.File, w io.Writer) {
 		}
 	}
 }
+
+// chunks are the buffers drain reads into, kept from one child to the next:
+// a loop starts a child or two a second, each with two pipes.
+var chunks = sync.Pool{New: func() any {
+	b := make([]byte, chunkSize)
+	return &b
+}}
 
 // sameWriter reports whether a and b are the same writer, without panicking
 // on writers whose dynamic type cannot be compared.

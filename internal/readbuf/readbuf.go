@@ -1,0 +1,42 @@
+// Package readbuf reads whole files into buffers that are used again: the
+// loop reads the same few files several times an iteration, and fresh
+// memory for every read (zeroed, faulted in, then collected) costs more
+// than the read itself.
+package readbuf
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// ReadFile reads the file at path into buf's room, growing it when the file
+// is larger, and returns what it read. The result shares memory with buf:
+// buf may not be used again while the result is. Errors are os.ReadFile's.
+func ReadFile(buf []byte, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer f.Close()
+	// One byte more than the file, so that the read that finds the end
+	// needs no room of its own; a buffer that must grow gets a quarter
+	// more, as the files read again and again grow a little every time.
+	if info, err := f.Stat(); err == nil && info.Size() < 1<<40 && int64(cap(buf)) < info.Size()+1 {
+		buf = make([]byte, 0, info.Size()+info.Size()/4+512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}

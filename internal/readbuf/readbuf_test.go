@@ -1,0 +1,64 @@
+package readbuf
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	large := filepath.Join(dir, "large")
+	empty := filepath.Join(dir, "empty")
+	big := bytes.Repeat([]byte("0123456789"), 100_000)
+	for path, data := range map[string][]byte{small: []byte("hello\n"), large: big, empty: nil} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 0, 16)
+	for _, c := range []struct {
+		path string
+		want []byte
+	}{{small, []byte("hello\n")}, {large, big}, {small, []byte("hello\n")}, {empty, nil}, {large, big}} {
+		got, err := ReadFile(buf, c.path)
+		if err != nil {
+			t.Fatalf("ReadFile(%s): %v", c.path, err)
+		}
+		if !bytes.Equal(got, c.want) {
+			t.Fatalf("ReadFile(%s): got %d bytes, want %d", c.path, len(got), len(c.want))
+		}
+		buf = got
+	}
+	if cap(buf) < len(big) {
+		t.Errorf("the buffer was not kept: cap %d", cap(buf))
+	}
+	// Read into a buffer with room, only the open file and its Stat
+	// allocate (the file's own buffer would be a fifth allocation).
+	if n := testing.AllocsPerRun(10, func() { buf, _ = ReadFile(buf, large) }); n > 4 {
+		t.Errorf("ReadFile into a large enough buffer: %v allocations, want at most 4", n)
+	}
+	if _, err := ReadFile(buf, filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file: %v, want fs.ErrNotExist", err)
+	}
+	var pe *fs.PathError
+	if _, err := ReadFile(nil, dir); !errors.As(err, &pe) {
+		t.Errorf("ReadFile of a directory: %v, want a *fs.PathError", err)
+	}
+}
+
+// TestReadFileGrows reads a file that grows between the size the buffer was
+// made for and the read: /proc files report a size of 0.
+func TestReadFileGrows(t *testing.T) {
+	got, err := ReadFile(nil, "/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	if !bytes.Contains(got, []byte("Pid:")) {
+		t.Errorf("ReadFile(/proc/self/status) = %q", got)
+	}
+}

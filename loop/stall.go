@@ -114,11 +114,13 @@ func fingerprint(e progress.Entry, changed bool) string {
 // the same fingerprint, reading the ledger back only as far as it must.
 func repeats(path, storyID, fp string) (int, error) {
 	n := 0
-	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
-		if e.StoryID != storyID || !isAttempt(e.Outcome) {
+	// Only the story's own entries are parsed: the others are passed over
+	// by their start markers.
+	err := progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
+		if h.StoryID != storyID || !isAttempt(h.Outcome) {
 			return true
 		}
-		if e.Fingerprint != fp || e.Outcome != Retry {
+		if h.Outcome != Retry || h.Entry().Fingerprint != fp {
 			return false
 		}
 		n++
@@ -151,12 +153,12 @@ func stallReason(e progress.Entry, times int, changed bool) string {
 // baselineOf finds the baseline recorded before the story's first attempt.
 func baselineOf(path, storyID string) ([]progress.Check, error) {
 	var found []progress.Check
-	err := progress.TailFunc(path, maxHistoryScan, func(e progress.Entry) bool {
-		if e.StoryID == storyID && len(e.Baseline) > 0 {
-			found = e.Baseline
-			return false
+	err := progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
+		if h.StoryID != storyID {
+			return true
 		}
-		return true
+		found = h.Entry().Baseline
+		return len(found) == 0
 	})
 	return found, err
 }

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/ralph-harness/ralph/progress"
@@ -56,5 +57,64 @@ func TestKnownFailureEdges(t *testing.T) {
 	coloured := []progress.Check{{Name: "unit", Excerpt: "\uFFFD[31m--- FAIL: TestLegacy (0.01s)\uFFFD[0m"}}
 	if !knownFailure(coloured, "unit", "\x1b[31m--- FAIL: TestLegacy (0.02s)\x1b[0m") {
 		t.Error("a coloured failure read back from the ledger is not known")
+	}
+}
+
+// ledger writes the entries, oldest first, as the loop appends them, and
+// returns the file's path.
+func ledger(t *testing.T, entries ...progress.Entry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ProgressFile)
+	l, err := progress.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i, e := range entries {
+		e.Iteration = i + 1
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestRepeats(t *testing.T) {
+	retry := func(story, fp string) progress.Entry {
+		return progress.Entry{StoryID: story, Outcome: Retry, Fingerprint: fp}
+	}
+	path := ledger(t,
+		retry("A", "x"), // older than the other failure: not counted
+		retry("A", "y"), // another failure ends the run of x
+		retry("A", "x"), //
+		retry("B", "x"), // another story's
+		progress.Entry{StoryID: "A", Outcome: Interrupted}, // no attempt
+		retry("A", "x"),
+	)
+	for _, c := range []struct {
+		story, fp string
+		want      int
+	}{{"A", "x", 2}, {"A", "y", 0}, {"B", "x", 1}, {"C", "x", 0}} {
+		if got, err := repeats(path, c.story, c.fp); err != nil || got != c.want {
+			t.Errorf("repeats(%s, %s) = %d, %v; want %d", c.story, c.fp, got, err, c.want)
+		}
+	}
+}
+
+func TestBaselineOf(t *testing.T) {
+	a := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy"}}
+	b := []progress.Check{{Name: "unit", Passed: true}}
+	path := ledger(t,
+		progress.Entry{StoryID: "A", Outcome: Interrupted}, // before the baseline was taken
+		progress.Entry{StoryID: "A", Outcome: Retry, Baseline: a},
+		progress.Entry{StoryID: "B", Outcome: Retry, Baseline: b},
+		progress.Entry{StoryID: "A", Outcome: Retry},
+		progress.Entry{StoryID: "B", Outcome: Done},
+	)
+	for story, want := range map[string][]progress.Check{"A": a, "B": b, "C": nil} {
+		got, err := baselineOf(path, story)
+		if err != nil || len(got) != len(want) || len(got) > 0 && (got[0].Name != want[0].Name || got[0].Passed != want[0].Passed || got[0].Excerpt != want[0].Excerpt) {
+			t.Errorf("baselineOf(%s) = %+v, %v; want %+v", story, got, err, want)
+		}
 	}
 }

@@ -46,6 +46,17 @@ func TestClaudeEvents(t *testing.T) {
 			shown: "Looking.\n→ Grep: func Total\n",
 		},
 		{
+			name:  "a block of the wrong shape is passed over, not its neighbours",
+			input: `{"type":"assistant","message":{"content":[{"type":"text","text":"One."},{"type":"tool_use","name":5},7,{"type":"text","text":"Two."}]}}` + "\n",
+			shown: "One.\nTwo.\n",
+		},
+		{
+			name:  "a member of the wrong type costs only itself",
+			input: `{"type":"result","subtype":["x"],"is_error":"no","num_turns":1.5,"result":"ok","total_cost_usd":"free","usage":{"input_tokens":"many","output_tokens":4}}` + "\n",
+			shown: "✓ result\n",
+			res:   Result{FinalMessage: "ok", OutputTokens: 4},
+		},
+		{
 			name:  "tool input without a known field",
 			input: `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":[{"content":"x"}]}}]}}` + "\n",
 			shown: `→ TodoWrite: {"todos":[{"content":"x"}]}` + "\n",

@@ -346,30 +346,17 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// decodeEvent decodes one line of a JSON Lines stream into ev, a struct of
-// the members a reader wants: a member of another type than ev's is left
-// as it was, and the others are read. A line that is no JSON object (a
-// warning, a log line) comes back as text, to be shown as it is; a blank
-// line gives neither, and leaves ev alone.
-func decodeEvent(b []byte, ev any) (text []byte) {
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	t := bytes.TrimSpace(b)
-	if len(t) == 0 {
-		return nil
-	}
-	var syntax *json.SyntaxError
-	if err := json.Unmarshal(t, ev); t[0] != '{' || errors.As(err, &syntax) {
-		return append(b[:len(b):len(b)], '\n')
-	}
-	return nil
-}
-
-// event decodes one line of a JSON Lines stream as decodeEvent does, with
-// every member left raw, so that one member of an unexpected type does not
-// cost the others.
+// event decodes one line of a JSON Lines stream. Fields are left raw, so
+// that one field of an unexpected type does not cost the others. A blank
+// line gives neither; a line that is no JSON object (a warning, a log
+// line) comes back as text, to be shown as it is.
 func event(b []byte) (ev map[string]json.RawMessage, text []byte) {
-	if text := decodeEvent(b, &ev); text != nil {
-		return nil, text
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || ev == nil {
+		return nil, append(b[:len(b):len(b)], '\n')
 	}
 	return ev, nil
 }

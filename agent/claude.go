@@ -142,70 +142,39 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 	return 0
 }
 
-// claudeEvent is one line of stream-json, decoded in a single pass: the
-// members of all the events ralph reads, each empty when the event has no
-// such member or one of another type (encoding/json reads the others all
-// the same). Numbers whose absence matters stay raw.
-type claudeEvent struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	Model   string `json:"model"`
-	// Error is the error of an api_retry, and marks an assistant message
-	// the CLI made up for a failed API request.
-	Error   string `json:"error"`
-	Message struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
-	ErrorStatus   int             `json:"error_status"`
-	Attempt       int             `json:"attempt"`
-	MaxRetries    int             `json:"max_retries"`
-	RetryDelayMS  float64         `json:"retry_delay_ms"`
-	RateLimitInfo json.RawMessage `json:"rate_limit_info"`
-	Result        string          `json:"result"`
-	IsError       bool            `json:"is_error"`
-	APIErrorIs    int             `json:"api_error_status"`
-	APIErrorType  string          `json:"api_error_type"`
-	Usage         struct {
-		Input         int64 `json:"input_tokens"`
-		Output        int64 `json:"output_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-	} `json:"usage"`
-	TotalCostUSD json.RawMessage `json:"total_cost_usd"`
-	NumTurns     json.RawMessage `json:"num_turns"`
-}
-
 // line handles one line of stdout, without its newline.
 func (r *claudeReader) line(b []byte) {
-	var ev claudeEvent
-	if text := decodeEvent(b, &ev); text != nil {
-		r.shown.Write(text)
+	ev, text := event(b)
+	if ev == nil {
+		if text != nil {
+			r.shown.Write(text)
+		}
 		return
 	}
-	switch ev.Type {
+	switch str(ev["type"]) {
 	case "system":
-		r.system(&ev)
+		r.system(ev)
 	case "assistant":
-		r.assistant(&ev)
+		r.assistant(ev)
 	case "user":
-		r.user(&ev)
+		r.user(ev)
 	case "result":
-		r.result(&ev)
+		r.result(ev)
 	case "rate_limit_event":
-		r.rateLimit(&ev)
+		r.rateLimit(ev)
 	}
 	// Other events (partial-message stream events, future types) are not
 	// shown: they would only repeat what the complete messages show.
 }
 
-func (r *claudeReader) system(ev *claudeEvent) {
-	sub := ev.Subtype
+func (r *claudeReader) system(ev map[string]json.RawMessage) {
+	sub := str(ev["subtype"])
 	if sub == "api_retry" {
 		r.apiRetry(ev)
 		return
 	}
 	if sub == "init" {
-		if model := ev.Model; model != "" {
+		if model := str(ev["model"]); model != "" {
 			r.printf("● session started: %s\n", model)
 		} else {
 			r.printf("● session started\n")
@@ -221,13 +190,18 @@ func (r *claudeReader) system(ev *claudeEvent) {
 // {"subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":1070,
 // "error_status":429,"error":"rate_limit"}, and keeps its problem in case
 // the stream ends before anything else is heard.
-func (r *claudeReader) apiRetry(ev *claudeEvent) {
-	status, attempt, maxRetries, delay := ev.ErrorStatus, ev.Attempt, ev.MaxRetries, ev.RetryDelayMS
+func (r *claudeReader) apiRetry(ev map[string]json.RawMessage) {
+	var status, attempt, maxRetries int
+	var delay float64
+	json.Unmarshal(ev["error_status"], &status)
+	json.Unmarshal(ev["attempt"], &attempt)
+	json.Unmarshal(ev["max_retries"], &maxRetries)
+	json.Unmarshal(ev["retry_delay_ms"], &delay)
 	what := "API error"
 	if status != 0 {
 		what += fmt.Sprintf(" %d", status)
 	}
-	if e := ev.Error; e != "" {
+	if e := str(ev["error"]); e != "" {
 		what = oneLine(what + " " + e)
 	}
 	retry := "retrying"
@@ -240,7 +214,7 @@ func (r *claudeReader) apiRetry(ev *claudeEvent) {
 	r.printf("✗ %s: %s\n", what, retry)
 	// The CLI retries what it takes for passing trouble: an error it
 	// does not name is transient.
-	kind := claudeErrorKind(status, ev.Error)
+	kind := claudeErrorKind(status, str(ev["error"]))
 	if kind == 0 {
 		kind = Transient
 	}
@@ -251,13 +225,13 @@ func (r *claudeReader) apiRetry(ev *claudeEvent) {
 // subscription logins: {"type":"rate_limit_event","rate_limit_info":
 // {"status":"rejected","resetsAt":1771390800,"rateLimitType":"five_hour"}}.
 // A rejection is shown and its reset time kept; "allowed" is not news.
-func (r *claudeReader) rateLimit(ev *claudeEvent) {
+func (r *claudeReader) rateLimit(ev map[string]json.RawMessage) {
 	var info struct {
 		Status   string          `json:"status"`
 		ResetsAt json.RawMessage `json:"resetsAt"`
 		Type     string          `json:"rateLimitType"`
 	}
-	if json.Unmarshal(ev.RateLimitInfo, &info) != nil || info.Status == "" || info.Status == "allowed" {
+	if json.Unmarshal(ev["rate_limit_info"], &info) != nil || info.Status == "" || info.Status == "allowed" {
 		return
 	}
 	var reset time.Time
@@ -296,18 +270,29 @@ type block struct {
 	IsError bool            `json:"is_error"`
 }
 
-// contentBlocks returns the blocks of a message's content, decoded one by
+// blocks returns the content blocks of an event's message, decoded one by
 // one; a plain-string content is returned as a single text block.
+func blocks(ev map[string]json.RawMessage) []block {
+	var msg struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(ev["message"], &msg) != nil {
+		return nil
+	}
+	return contentBlocks(msg.Content)
+}
+
 func contentBlocks(raw json.RawMessage) []block {
 	var s string
 	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		return []block{{Type: "text", Text: s}}
 	}
+	// The list is decoded whole; block by block only when a block is of
+	// the wrong shape, so that it alone is passed over.
 	var bs []block
 	if len(raw) > 0 && raw[0] == '[' && json.Unmarshal(raw, &bs) == nil {
 		return bs
 	}
-	// A block of the wrong shape is passed over, not the others with it.
 	var raws []json.RawMessage
 	if json.Unmarshal(raw, &raws) != nil {
 		return nil
@@ -322,14 +307,14 @@ func contentBlocks(raw json.RawMessage) []block {
 	return bs
 }
 
-func (r *claudeReader) assistant(ev *claudeEvent) {
+func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
 	// A message the CLI made up to report a failed API request
 	// ("API Error: ...") is an error, not the model's words.
-	synthetic := ev.Error != ""
+	synthetic := str(ev["error"]) != ""
 	if !synthetic {
 		r.retrying = nil
 	}
-	for _, b := range contentBlocks(ev.Message.Content) {
+	for _, b := range blocks(ev) {
 		switch b.Type {
 		case "text":
 			if b.Text == "" {
@@ -360,8 +345,8 @@ func (r *claudeReader) assistant(ev *claudeEvent) {
 
 // user shows the tool results that failed; successful ones are too long and
 // too many to be worth a line each.
-func (r *claudeReader) user(ev *claudeEvent) {
-	for _, b := range contentBlocks(ev.Message.Content) {
+func (r *claudeReader) user(ev map[string]json.RawMessage) {
+	for _, b := range blocks(ev) {
 		if b.Type != "tool_result" {
 			// Not a sign of progress: "[Request interrupted by user]",
 			// say, while the CLI was still retrying.
@@ -382,20 +367,28 @@ func (r *claudeReader) user(ev *claudeEvent) {
 	}
 }
 
-func (r *claudeReader) result(ev *claudeEvent) {
+func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	if !r.gotResult {
 		close(r.done)
 	}
 	r.gotResult = true
-	r.final = ev.Result
-	r.apiError = ev.IsError
-	r.errStatus = ev.APIErrorIs
-	r.errType = ev.APIErrorType
-	usage := ev.Usage
+	r.final = str(ev["result"])
+	r.apiError = false
+	json.Unmarshal(ev["is_error"], &r.apiError)
+	r.errStatus = 0
+	json.Unmarshal(ev["api_error_status"], &r.errStatus)
+	r.errType = str(ev["api_error_type"])
+	var usage struct {
+		Input         int64 `json:"input_tokens"`
+		Output        int64 `json:"output_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+	}
+	json.Unmarshal(ev["usage"], &usage)
 	r.input = usage.Input + usage.CacheCreation + usage.CacheRead
 	r.output = usage.Output
 	var cost *float64
-	if json.Unmarshal(ev.TotalCostUSD, &cost) != nil {
+	if json.Unmarshal(ev["total_cost_usd"], &cost) != nil {
 		cost = nil
 	}
 	r.costKnown = cost != nil
@@ -410,12 +403,12 @@ func (r *claudeReader) result(ev *claudeEvent) {
 	} else {
 		line.WriteString("✓ result")
 	}
-	if sub := ev.Subtype; sub != "" && sub != "success" {
+	if sub := str(ev["subtype"]); sub != "" && sub != "success" {
 		fmt.Fprintf(&line, " (%s)", oneLine(sub))
 	}
 	var parts []string
 	var turns int64
-	if json.Unmarshal(ev.NumTurns, &turns) == nil {
+	if json.Unmarshal(ev["num_turns"], &turns) == nil {
 		if turns == 1 {
 			parts = append(parts, "1 turn")
 		} else {

@@ -27,8 +27,7 @@ import (
 //     synced; a torn last entry is skipped by every reader, and the next
 //     append starts on a fresh line.
 //   - Before the agent starts, the iteration's started marker is appended
-//     (progress.Ledger.Begin; a killed process's writes are not lost, so it
-//     needs no sync). A marker that no entry follows is
+//     and synced (progress.Ledger.Begin). A marker that no entry follows is
 //     an iteration the last ralph never finished: recover records it as
 //     interrupted under the marker's number, so numbering, attempts and
 //     totals carry on and nothing is redone as if it were new. A verdict

@@ -49,7 +49,7 @@ func openLocked(path string) (*os.File, error) {
 // is the iteration's started marker (see Begin), which the entry follows
 // directly.
 func (l *Ledger) Append(e Entry) error {
-	if err := l.write(true, func(last []byte, whole bool) []byte {
+	if err := l.write(func(last []byte, whole bool) []byte {
 		var data []byte
 		if len(last) > 0 && !endsWithMark(last, whole) {
 			if last[len(last)-1] != '\n' {
@@ -69,8 +69,8 @@ func (l *Ledger) Append(e Entry) error {
 const lastWindow = 4 << 10
 
 // write appends what build returns, given the last bytes of the file (whole:
-// all of it), with a single write call, and syncs the file when asked to.
-func (l *Ledger) write(sync bool, build func(last []byte, whole bool) []byte) error {
+// all of it), with a single write call, and syncs the file.
+func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
 	if err := l.reopenIfReplaced(); err != nil {
 		return err
 	}
@@ -84,9 +84,6 @@ func (l *Ledger) write(sync bool, build func(last []byte, whole bool) []byte) er
 	}
 	if _, err := l.f.Write(build(last, int64(len(last)) == st.Size())); err != nil {
 		return bare(err)
-	}
-	if !sync {
-		return nil
 	}
 	return bare(l.f.Sync())
 }

@@ -102,17 +102,16 @@ func isMark(line string) bool {
 	return ok
 }
 
-// Begin records that iteration m has started: it appends m's marker line
-// (on a line of its own, after a blank line). The entry Append writes next
-// follows the marker directly.
+// Begin records durably that iteration m has started: it appends m's marker
+// line (on a line of its own, after a blank line) and syncs the file. The
+// entry Append writes next follows the marker directly.
 //
-// The marker is not synced: it is there for a ralph that was killed, and
-// what a killed process wrote is in the file all the same. Only a crash of
-// the machine can lose it, and then the iteration is merely not recorded as
-// interrupted: its story is run again as if it had never started. A sync
-// would cost every iteration a wait on the disk for that.
+// The sync is what lets a crash of the machine, not only of ralph, be
+// recovered from: the verdict reaches prd.json before the entry reaches
+// the ledger, and a verdict on disk must find its marker there, or the
+// attempt it counts would have no record at all.
 func (l *Ledger) Begin(m Mark) error {
-	if err := l.write(false, func(last []byte, _ bool) []byte {
+	if err := l.write(func(last []byte, _ bool) []byte {
 		var data []byte
 		if len(last) > 0 {
 			if last[len(last)-1] != '\n' {

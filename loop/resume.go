@@ -23,9 +23,9 @@ import (
 //   - prd.json and harness.toml are only ever replaced whole (atomicfile), so
 //     they hold the old content or the new; a kill between the temp file and
 //     the rename leaves the temp file, which recover removes.
-//   - progress.txt is only appended to, one write per record, each entry
-//     synced; a torn last entry is skipped by every reader, and the next
-//     append starts on a fresh line.
+//   - progress.txt is only appended to, one synced write per record; a torn
+//     last entry is skipped by every reader, and the next append starts on a
+//     fresh line.
 //   - Before the agent starts, the iteration's started marker is appended
 //     and synced (progress.Ledger.Begin). A marker that no entry follows is
 //     an iteration the last ralph never finished: recover records it as

@@ -85,6 +85,7 @@ func FuzzRemember(f *testing.F) {
 			if g, w := exported(again.Stories[i]), exported(s); !reflect.DeepEqual(g, w) {
 				t.Fatalf("story %d:\ngot  %+v\nwant %+v", i, g, w)
 			}
+			sameStory(t, again, fresh, s.ID)
 		}
 		if g, w := mustMarshal(t, again), mustMarshal(t, fresh); g != w {
 			t.Fatalf("Marshal:\n%s\nwant:\n%s", g, w)

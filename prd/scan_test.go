@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,7 @@ func FuzzSaveRemembers(f *testing.F) {
 			if !reflect.DeepEqual(exported(g), exported(w)) || !bytes.Equal(g.raw, w.raw) || g.canonical != w.canonical {
 				t.Fatalf("story %d:\ngot  %+v (%q, %v)\nwant %+v (%q, %v)", i, exported(g), g.raw, g.canonical, exported(w), w.raw, w.canonical)
 			}
+			sameStory(t, got, want, w.ID)
 		}
 		change(got, more)
 		change(want, more)
@@ -250,5 +252,15 @@ func TestParseKeeps(t *testing.T) {
 				t.Errorf("%s: story %d is %+v, want %+v", c.name, i, exported(got.Stories[i]), exported(fresh.Stories[i]))
 			}
 		}
+	}
+}
+
+// sameStory fails unless Story(id) finds the story at the same place in
+// got as in want: the index of ids that a validated file keeps must match
+// its stories.
+func sameStory(t *testing.T, got, want *File, id string) {
+	t.Helper()
+	if g, w := slices.Index(got.Stories, got.Story(id)), slices.Index(want.Stories, want.Story(id)); g != w {
+		t.Fatalf("Story(%q) is story %d, want %d", id, g, w)
 	}
 }

@@ -40,11 +40,14 @@ const (
 	OpenCodeJSON
 )
 
-// readers make the stdout reader of each format. The formats of other CLIs
-// add theirs from their own files.
-var readers = map[Format]func(shown io.Writer) stdoutReader{
-	Text:             func(w io.Writer) stdoutReader { return newTextReader(w) },
-	ClaudeStreamJSON: func(w io.Writer) stdoutReader { return newClaudeReader(w) },
+// readers make the stdout reader of each format, given where to show the
+// output and the clock that resolves relative reset times.
+var readers = map[Format]func(shown io.Writer, now func() time.Time) stdoutReader{
+	Text:             func(w io.Writer, _ func() time.Time) stdoutReader { return newTextReader(w) },
+	ClaudeStreamJSON: func(w io.Writer, now func() time.Time) stdoutReader { return newClaudeReader(w, now) },
+	CodexJSON:        func(w io.Writer, now func() time.Time) stdoutReader { return newCodexReader(w, now) },
+	GeminiStreamJSON: func(w io.Writer, now func() time.Time) stdoutReader { return newGeminiReader(w, now) },
+	OpenCodeJSON:     func(w io.Writer, now func() time.Time) stdoutReader { return newOpenCodeReader(w, now) },
 }
 
 // String returns the format's name.
@@ -158,7 +161,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if !ok {
 		return res, fmt.Errorf("run agent %s: no reader for output format %v", prog, o.Format)
 	}
-	out := newReader(shown)
 
 	argv := o.Argv
 	var stdin io.Reader
@@ -176,8 +178,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if now == nil {
 		now = time.Now
 	}
+	out := newReader(shown, now)
 	start := now()
-	act.touch(start)
+	// Timeouts run on the real clock, whatever o.Now says.
+	act.touch(time.Now())
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   argv,
 		Dir:    o.Dir,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // noopAgent writes the benchmarks' agent: a shell script that reads its
@@ -102,6 +103,6 @@ func BenchmarkTextReader(b *testing.B) {
 func BenchmarkClaudeReader(b *testing.B) {
 	b.SetBytes(int64(len(claudeOutput)))
 	for b.Loop() {
-		scan(b, newClaudeReader(io.Discard), claudeOutput)
+		scan(b, newClaudeReader(io.Discard, time.Now), claudeOutput)
 	}
 }

@@ -175,6 +175,33 @@ func TestStops(t *testing.T) {
 	}
 }
 
+// TestIdleWithInjectedClock runs the idle timeout with o.Now far from the
+// real time: timeouts run on the real clock whatever o.Now says.
+func TestIdleWithInjectedClock(t *testing.T) {
+	for _, at := range []time.Time{time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		o := script("exec sleep 100")
+		o.Timeout = fallback
+		o.IdleTimeout = 200 * time.Millisecond
+		o.Now = func() time.Time { return at }
+		if res := run(t, o); res.Stopped != StoppedIdle {
+			t.Errorf("with the clock at %v: Stopped = %q, want %q", at, res.Stopped, StoppedIdle)
+		}
+	}
+}
+
+// TestReaderClock checks that a reset time a CLI gives relative to now is
+// resolved on o.Now, so that it is the same in every run of a test.
+func TestReaderClock(t *testing.T) {
+	at := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+	o := script(`echo '{"type":"result","is_error":true,"api_error_status":429,"result":"try again in 2 minutes"}'`)
+	o.Format = ClaudeStreamJSON
+	o.Now = func() time.Time { return at }
+	res := run(t, o)
+	if res.Problem == nil || !res.Problem.ResetAt.Equal(at.Add(2*time.Minute)) {
+		t.Errorf("Problem = %+v, want a reset at %v", res.Problem, at.Add(2*time.Minute))
+	}
+}
+
 func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

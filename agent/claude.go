@@ -51,8 +51,8 @@ type claudeReader struct {
 	limitReset time.Time
 }
 
-func newClaudeReader(shown io.Writer) *claudeReader {
-	r := &claudeReader{view: view{shown}, now: time.Now, done: make(chan struct{})}
+func newClaudeReader(shown io.Writer, now func() time.Time) *claudeReader {
+	r := &claudeReader{view: view{shown}, now: now, done: make(chan struct{})}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }

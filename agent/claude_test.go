@@ -20,7 +20,7 @@ var claudeNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // returns what it shows and what it found.
 func parse(input string, chunk int) (string, Result) {
 	var shown bytes.Buffer
-	r := newClaudeReader(&shown)
+	r := newClaudeReader(&shown, time.Now)
 	r.now = func() time.Time { return claudeNow }
 	for s := input; len(s) > 0; {
 		n := min(chunk, len(s))
@@ -472,7 +472,7 @@ func FuzzClaudeLine(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r := newClaudeReader(io.Discard)
+		r := newClaudeReader(io.Discard, time.Now)
 		r.Write(line)
 		r.Write([]byte("\n"))
 		r.Write(line) // and once without a newline

@@ -12,10 +12,6 @@ import (
 // completion; Codex runs them one or a few at a time.
 const codexMaxShownItems = 1024
 
-func init() {
-	readers[CodexJSON] = func(w io.Writer) stdoutReader { return newCodexReader(w) }
-}
-
 // codexReader reads `codex exec --json`: one JSON event per line
 // (thread.started, turn.started, item.started/updated/completed for the
 // agent's messages, commands, file changes and tool calls, error, and a
@@ -37,8 +33,8 @@ type codexReader struct {
 	gotFailed   bool
 }
 
-func newCodexReader(shown io.Writer) *codexReader {
-	r := &codexReader{view: view{shown}, now: time.Now, shownItems: map[string]bool{}}
+func newCodexReader(shown io.Writer, now func() time.Time) *codexReader {
+	r := &codexReader{view: view{shown}, now: now, shownItems: map[string]bool{}}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }

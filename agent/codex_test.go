@@ -19,7 +19,7 @@ import (
 // the given size and returns what it shows and what it found.
 func parseCodex(input string, chunk int, now time.Time) (string, Result) {
 	var shown bytes.Buffer
-	r := newCodexReader(&shown)
+	r := newCodexReader(&shown, time.Now)
 	r.now = func() time.Time { return now }
 	for s := input; len(s) > 0; {
 		n := min(chunk, len(s))
@@ -258,7 +258,7 @@ func TestCodexFinalMessageBounded(t *testing.T) {
 	text := strings.Repeat("é", MaxFinalMessage) + "<ralph>done</ralph>"
 	input := `{"type":"item.completed","item":{"type":"agent_message","text":"` + text + `"}}` + "\n" + `{"type":"turn.completed"}` + "\n"
 	var shown bytes.Buffer
-	r := newCodexReader(&shown)
+	r := newCodexReader(&shown, time.Now)
 	r.Write([]byte(input))
 	var res Result
 	r.finish(&res)
@@ -272,7 +272,7 @@ func TestCodexFinalMessageBounded(t *testing.T) {
 
 func TestCodexHugeLine(t *testing.T) {
 	var shown bytes.Buffer
-	r := newCodexReader(&shown)
+	r := newCodexReader(&shown, time.Now)
 	flood := bytes.Repeat([]byte("x"), 64<<10)
 	r.Write([]byte(`{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"`))
 	for range (maxLine / len(flood)) + 2 {
@@ -319,7 +319,7 @@ func FuzzCodex(f *testing.F) {
 	f.Add([]byte(`{"type":"item.started","item":{"type":"command_execution","command":"sh -c '\\"}}`))
 	f.Add([]byte("not json\n{\"type\":"))
 	f.Fuzz(func(t *testing.T, input []byte) {
-		r := newCodexReader(io.Discard)
+		r := newCodexReader(io.Discard, time.Now)
 		r.Write(input)
 		r.Write([]byte("\n"))
 		r.Write(input) // and once without a newline

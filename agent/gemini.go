@@ -12,10 +12,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/tail"
 )
 
-func init() {
-	readers[GeminiStreamJSON] = func(w io.Writer) stdoutReader { return newGeminiReader(w) }
-}
-
 // geminiReader reads `gemini -o stream-json`: one JSON event per line
 // (init; message, for the prompt and for each piece of the model's text as
 // it streams; tool_use and tool_result; error, for warnings and errors the
@@ -39,8 +35,8 @@ type geminiReader struct {
 	output    int64
 }
 
-func newGeminiReader(shown io.Writer) *geminiReader {
-	r := &geminiReader{view: view{shown}, now: time.Now, text: newGeminiText()}
+func newGeminiReader(shown io.Writer, now func() time.Time) *geminiReader {
+	r := &geminiReader{view: view{shown}, now: now, text: newGeminiText()}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }

@@ -20,7 +20,7 @@ var geminiNow = time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC)
 // shows and what it found.
 func parseGemini(input string, chunk, exitCode int) (string, Result) {
 	var shown bytes.Buffer
-	r := newGeminiReader(&shown)
+	r := newGeminiReader(&shown, time.Now)
 	r.now = func() time.Time { return geminiNow }
 	for s := input; len(s) > 0; {
 		n := min(chunk, len(s))
@@ -314,7 +314,7 @@ func TestGeminiReaderRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("no reader for GeminiStreamJSON")
 	}
-	if _, ok := newReader(io.Discard).(*geminiReader); !ok {
+	if _, ok := newReader(io.Discard, time.Now).(*geminiReader); !ok {
 		t.Errorf("the reader for GeminiStreamJSON is not a geminiReader")
 	}
 	p, ok := LookupPreset("gemini")
@@ -335,7 +335,7 @@ func FuzzGemini(f *testing.F) {
 	f.Add([]byte(`{"type":"tool_use","parameters":null}`+"\n"+`{"type":"message","role":"assistant","content":"\xff\xfe"}`), 0)
 	f.Add([]byte(`{"type":"error","severity":7,"message":["x"]}`+"\n"+`{"type":`), 244)
 	f.Fuzz(func(t *testing.T, input []byte, exit int) {
-		r := newGeminiReader(io.Discard)
+		r := newGeminiReader(io.Discard, time.Now)
 		r.Write(input)
 		r.Write([]byte("\n"))
 		r.Write(input) // and once without a newline

@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-func init() {
-	readers[OpenCodeJSON] = func(w io.Writer) stdoutReader { return newOpenCodeReader(w) }
-}
-
 // openCodeReader reads `opencode run --format json`: one JSON event per line,
 // each {"type", "timestamp", "sessionID", ...}. A "part" carries the
 // session's message parts as they complete: step_start and step_finish
@@ -29,6 +25,7 @@ func init() {
 type openCodeReader struct {
 	view
 	lines lineSplitter
+	now   func() time.Time // resolves relative reset times when an error event has no time
 
 	text      string // the last text part
 	finished  bool   // the last step finished, and not to call tools
@@ -41,8 +38,8 @@ type openCodeReader struct {
 	problem   *Problem
 }
 
-func newOpenCodeReader(shown io.Writer) *openCodeReader {
-	r := &openCodeReader{view: view{shown}}
+func newOpenCodeReader(shown io.Writer, now func() time.Time) *openCodeReader {
+	r := &openCodeReader{view: view{shown}, now: now}
 	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
 	return r
 }
@@ -224,7 +221,7 @@ func (r *openCodeReader) sessionError(ev map[string]json.RawMessage) {
 
 	// The time the error was seen, from the event itself, resolves a
 	// relative reset.
-	now := time.Now()
+	now := r.now()
 	if ms, ok := openCodeNumber(ev["timestamp"]); ok && ms > 0 && ms < 1e15 {
 		now = time.UnixMilli(int64(ms))
 	}

@@ -18,7 +18,7 @@ import (
 // what it found.
 func parseOpenCode(input string, chunk int) (string, Result) {
 	var shown bytes.Buffer
-	r := newOpenCodeReader(&shown)
+	r := newOpenCodeReader(&shown, time.Now)
 	for s := input; len(s) > 0; {
 		n := min(chunk, len(s))
 		r.Write([]byte(s[:n]))
@@ -339,7 +339,7 @@ func FuzzOpenCode(f *testing.F) {
 	f.Add([]byte("not json\n{\"type\":"))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r := newOpenCodeReader(io.Discard)
+		r := newOpenCodeReader(io.Discard, time.Now)
 		r.Write(line)
 		r.Write([]byte("\n"))
 		r.Write(line) // and once without a newline

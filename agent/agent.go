@@ -285,7 +285,6 @@ func Find(prog, dir string) error {
 	return nil
 }
 
-// stdoutReader consumes the agent's stdout as it arrives.
 // Linger is how long an agent may run on after its final event.
 var Linger = 5 * time.Second
 
@@ -295,6 +294,7 @@ type ender interface {
 	ended() <-chan struct{}
 }
 
+// stdoutReader consumes the agent's stdout as it arrives.
 type stdoutReader interface {
 	io.Writer
 	// finish is called once stdout is closed and fills in what was learnt.

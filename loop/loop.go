@@ -435,7 +435,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	for _, t := range tampered {
 		o.warn("%s", t)
 	}
-	if res.Stopped == "interrupted" || ctx.Err() != nil {
+	if res.Stopped == agent.StoppedInterrupted || ctx.Err() != nil {
 		return it.interrupted(f)
 	}
 	if res.Problem != nil {
@@ -537,11 +537,11 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 
 func agentNote(res agent.Result) string {
 	switch res.Stopped {
-	case "timeout":
+	case agent.StoppedTimeout:
 		return "timed out (agent.timeout)"
-	case "idle":
+	case agent.StoppedIdle:
 		return "no output for agent.idle_timeout"
-	case "interrupted":
+	case agent.StoppedInterrupted:
 		return "interrupted"
 	}
 	if res.Lingered {

@@ -20,7 +20,7 @@ const maxPrompt = 16 << 20
 // itself, started by the loop like any agent, with the prompt on stdin and
 // Claude Code's stream-json on stdout. The key is read from the variable
 // --api-key-env names, never from the command line.
-func apiAgentCommand() *cli.Command {
+func apiAgentCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:   "api-agent",
 		Hidden: true,
@@ -63,6 +63,7 @@ func apiAgentCommand() *cli.Command {
 				Dir:             dir,
 				Prompt:          string(prompt),
 				Out:             c.App.Writer,
+				Now:             e.now,
 			})
 			switch {
 			case errors.Is(err, api.ErrInterrupted):

@@ -121,7 +121,7 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 			validateCommand(),
 			demoCommand(e),
 			demoAgentCommand(),
-			apiAgentCommand(),
+			apiAgentCommand(e),
 		},
 		HideHelpCommand: true,
 		// A repeated flag is one value each: criteria and checks hold commas.

@@ -130,29 +130,29 @@ func Run(ctx context.Context, o Options) error {
 		}
 		o.emit(ev)
 	}
-	commit := o.Config.Commit && o.gitTree(ctx)
-	if commit {
-		if gitDirty(ctx, o.Dir) {
-			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
-		}
-		// Each iteration's commit carries the ledger up to the entry before
-		// its own (an entry names its commit, so it cannot be in it); the
-		// last entry is committed when the loop stops.
-		first := totals.Iterations + 1
-		defer func() {
-			last := totals.Iterations
-			if last < first {
-				return
-			}
-			msg := fmt.Sprintf("ralph: ledger of iteration %d", last)
-			if last > first {
-				msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
-			}
-			if _, err := gitCommitFile(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
-				o.warn("git commit of %s: %v", ProgressFile, err)
-			}
-		}()
+	// git.commit is read again in every iteration: a hot reload may
+	// change it.
+	committing := func() bool { return o.Config.Commit && o.gitTree(ctx) }
+	if committing() && gitDirty(ctx, o.Dir) {
+		o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
 	}
+	// Each iteration's commit carries the ledger up to the entry before its
+	// own (an entry names its commit, so it cannot be in it); the last entry
+	// is committed when the loop stops.
+	first := totals.Iterations + 1
+	defer func() {
+		last := totals.Iterations
+		if last < first || !committing() {
+			return
+		}
+		msg := fmt.Sprintf("ralph: ledger of iteration %d", last)
+		if last > first {
+			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
+		}
+		if _, err := gitCommitFile(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
+			o.warn("git commit of %s: %v", ProgressFile, err)
+		}
+	}()
 	retries := 0 // problems in a row, for the backoff
 	loaded := o.harnessSum()
 	for n := 0; ; {
@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		n++
-		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: commit, totals: totals, retries: retries}
+		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: committing(), totals: totals, retries: retries}
 		err = it.run(ctx, f, story)
 		totals = it.entry.Totals
 		var wait *waitError
@@ -316,6 +316,9 @@ func (o *Options) reload() (*templates.Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Secrets of the new agent.env are kept out of what the loop writes
+	// from now on, and those of the old one still are.
+	o.redactor = redact.New(o.environ(), o.Config.Agent.Env, cfg.Agent.Env)
 	o.Config = cfg
 	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})
 	return t, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
 )
 
 // maxLedgerCopy bounds the progress.txt the guard keeps whole; past it, only
@@ -38,8 +39,8 @@ func (s snapshot) guardLedger(o *Options) (string, error) {
 	if bytes.Equal(now, s.progress) {
 		return "", nil
 	}
-	_, oldLedger := splitLedger(s.progress)
-	newHead, newLedger := splitLedger(now)
+	_, oldLedger := progress.SplitHead(s.progress)
+	newHead, newLedger := progress.SplitHead(now)
 	var what string
 	switch {
 	case !bytes.HasPrefix(newLedger, oldLedger):
@@ -62,18 +63,6 @@ func (s snapshot) guardLedger(o *Options) (string, error) {
 		return "", err
 	}
 	return ProgressFile + ": the agent " + what, nil
-}
-
-// splitLedger cuts progress.txt at its first ledger line.
-func splitLedger(data []byte) (head, ledger []byte) {
-	const mark = "=== ralph "
-	if bytes.HasPrefix(data, []byte(mark)) {
-		return nil, data
-	}
-	if i := bytes.Index(data, []byte("\n"+mark)); i >= 0 {
-		return data[:i+1], data[i+1:]
-	}
-	return data, nil
 }
 
 // guardWindow is how much of the end of progress.txt the guard remembers

@@ -188,7 +188,7 @@ func ReadHead(path string, limit int) (string, error) {
 	var head strings.Builder
 	for {
 		line, err := br.ReadString('\n')
-		if _, _, _, ok := parseStart(trimEOL(line)); ok || isMark(trimEOL(line)) {
+		if ledgerLine(line) {
 			break
 		}
 		head.WriteString(line)
@@ -203,6 +203,33 @@ func ReadHead(path string, limit int) (string, error) {
 		}
 	}
 	return head.String(), nil
+}
+
+// ledgerLine reports whether line (its end of line included or not) is
+// where the ledger begins: an entry's start marker or an iteration's
+// started marker. Everything before the first such line is the head.
+func ledgerLine(line string) bool {
+	line = trimEOL(line)
+	if _, _, _, ok := parseStart(line); ok {
+		return true
+	}
+	return isMark(line)
+}
+
+// SplitHead cuts the text of a progress.txt into its head, the people's,
+// and the ledger, ralph's, at the line ReadHead stops at.
+func SplitHead(data []byte) (head, ledger []byte) {
+	for off := 0; off < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i + 1
+		}
+		if ledgerLine(string(data[off:end])) {
+			return data[:off], data[off:]
+		}
+		off = end
+	}
+	return data, nil
 }
 
 // cutHead cuts head to at most limit bytes, note included, at the end of a

@@ -248,3 +248,25 @@ func BenchmarkTail(b *testing.B) {
 		})
 	}
 }
+
+func TestSplitHead(t *testing.T) {
+	entry := "=== ralph iteration 1 · US-001 · done ===\nstory: US-001 x\n=== end of iteration 1 ===\n"
+	mark := "=== ralph started iteration 2 · US-002 · attempt 1 · 2026-01-02T03:04:05Z ===\n"
+	for _, c := range []struct{ name, head, ledger string }{
+		{"head and ledger", "# Notes\n\n", entry},
+		{"no head", "", entry},
+		{"no ledger", "# Notes\n=== ralph notes ===\n", ""},
+		{"a line like ralph's in the head", "# Notes\n=== ralph notes ===\n- x\n", entry},
+		{"a started marker first", "# Notes\r\n", mark + entry},
+		{"empty", "", ""},
+	} {
+		head, ledger := SplitHead([]byte(c.head + c.ledger))
+		if string(head) != c.head || string(ledger) != c.ledger {
+			t.Errorf("%s: SplitHead = %q, %q; want %q, %q", c.name, head, ledger, c.head, c.ledger)
+		}
+		got, err := ReadHead(writeLedger(t, c.head+c.ledger, nil, ""), 0)
+		if err != nil || got != c.head {
+			t.Errorf("%s: ReadHead = %q, %v; want %q", c.name, got, err, c.head)
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/agent"
 )
 
 func TestParseHarness(t *testing.T) {
@@ -110,7 +114,7 @@ commit = true
 			`h.toml: checks[1].bogus: unknown key`,
 			`h.toml: gti: unknown key`,
 		}},
-		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: claude, codex, gemini, opencode)`}},
+		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: amp, claude, codex, copilot, cursor, gemini, opencode)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,4 +146,38 @@ func FuzzParseHarness(f *testing.F) {
 			t.Errorf("no error and no agent for %q", data)
 		}
 	})
+}
+
+// TestREADMEPresets checks that every preset the README's table of agents
+// names is one ralph knows, with the prompt passed as the table says.
+func TestREADMEPresets(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, agents, _ := strings.Cut(string(readme), "\n## Agents\n")
+	agents, _, _ = strings.Cut(agents, "\n#")
+	row := regexp.MustCompile("(?m)^\\| `([a-z]+)` \\| `([^`]+)`(, prompt on stdin)?")
+	rows := row.FindAllStringSubmatch(agents, -1)
+	if len(rows) != 7 {
+		t.Fatalf("found %d preset rows in README.md, want the 7 presets", len(rows))
+	}
+	for _, r := range rows {
+		name, command, stdin := r[1], r[2], r[3] != ""
+		p, ok := agent.LookupPreset(name)
+		if !ok {
+			t.Errorf("README.md names preset %q, which ralph does not know", name)
+			continue
+		}
+		argv := strings.Join(p.Argv, " ")
+		if p.PromptFlag != "" {
+			argv += " " + p.PromptFlag
+		}
+		if p.PromptArg {
+			argv += " PROMPT"
+		}
+		if argv != strings.TrimSuffix(command, ", stdin /dev/null") || p.PromptArg == stdin {
+			t.Errorf("preset %s runs %q (prompt as argument: %v); README.md says %q%s", name, argv, p.PromptArg, command, r[3])
+		}
+	}
 }

@@ -45,6 +45,28 @@ var presets = map[string]Preset{
 		Argv:   []string{"opencode", "run", "--format", "json", "--auto"},
 		Format: OpenCodeJSON,
 	},
+	// The three below are written from their documentation: they need an
+	// account, and cannot be run where ralph is tested.
+	"amp": {
+		// Execute mode reads the prompt from stdin; --stream-json is
+		// Claude Code's stream-json.
+		Argv:   []string{"amp", "-x", "--stream-json", "--dangerously-allow-all"},
+		Format: ClaudeStreamJSON,
+	},
+	"cursor": {
+		// Print mode takes the prompt as its argument; its stream-json
+		// ends in a result event like Claude Code's.
+		Argv:      []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force"},
+		PromptArg: true,
+		Format:    ClaudeStreamJSON,
+	},
+	"copilot": {
+		// -p takes the prompt as its value; -s prints the response alone.
+		Argv:       []string{"copilot", "-s", "--allow-all"},
+		PromptArg:  true,
+		PromptFlag: "-p",
+		Format:     Text,
+	},
 }
 
 // LookupPreset returns the preset called name.

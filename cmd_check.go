@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -64,7 +65,7 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 			fmt.Fprintf(w, "      | %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "%d checks run, %d required failing\n", len(results), failed)
+	fmt.Fprintf(w, "%s, %d required failing\n", plural.Of(len(results), "1 check run", "%d checks run"), failed)
 	if failed > 0 {
 		return errChecksFailed
 	}

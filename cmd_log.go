@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -136,9 +135,7 @@ func follow(c *cli.Context, path string, after int, print func(progress.Entry) e
 func entryPrinter(w io.Writer, full, asJSON bool) func(progress.Entry) error {
 	switch {
 	case asJSON:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return func(e progress.Entry) error { return enc.Encode(loop.ReportEntry(e)) }
+		return func(e progress.Entry) error { return printJSON(w, loop.ReportEntry(e), false) }
 	case full:
 		first := true
 		return func(e progress.Entry) error {

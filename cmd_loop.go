@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -103,7 +102,7 @@ func stopped(c *cli.Context, o loop.Options, err error) {
 	if err != nil {
 		reason = err.Error()
 	}
-	json.NewEncoder(c.App.Writer).Encode(loop.Event{
+	printJSON(c.App.Writer, loop.Event{
 		Event: loop.EventLoopStopped, Time: now().UTC(), ExitCode: &code, Reason: reason,
-	})
+	}, false)
 }

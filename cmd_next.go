@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -39,10 +38,7 @@ func nextCommand() *cli.Command {
 				return errNothingNext
 			}
 			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(r.Story)
+				return printJSON(c.App.Writer, r.Story, true)
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "%s %s\n", r.Story.ID, r.Story.Title)
 			return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -138,10 +137,7 @@ func taskListCommand() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(l)
+				return printJSON(w, l, true)
 			}
 			var blocked, notes []string
 			for _, s := range l.Stories {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,18 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 		report(stderr, err)
 	}
 	return code
+}
+
+// printJSON writes v to w as every --json output of ralph is written: a
+// whole document indented, an element of a stream on one line, and in
+// neither HTML escaping (a title's "<" stays "<").
+func printJSON(w io.Writer, v any, indent bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(v)
 }
 
 // signalContext returns a context that the first SIGINT, SIGTERM or SIGHUP

@@ -67,11 +67,12 @@ func (o *Options) emit(ev Event) {
 		if o.Out == nil {
 			return
 		}
-		b, err := json.Marshal(ev)
-		if err != nil {
-			panic(err) // an Event always marshals
-		}
-		o.Out.Write(append(b, '\n'))
+		// One line each, without HTML escaping, as ralph's other --json
+		// output (package main's printJSON).
+		// An Event always marshals; a failing Out is not the loop's to stop.
+		enc := json.NewEncoder(o.Out)
+		enc.SetEscapeHTML(false)
+		enc.Encode(ev)
 		return
 	}
 	switch ev.Event {

@@ -38,6 +38,10 @@ env = { OLLAMA_KEY = "" }
 			"--price-input-per-mtok", "0.25", "--price-output-per-mtok", "2",
 		}},
 	}
+	// The keys are set: they must be named on the command line, never
+	// given there.
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+	t.Setenv("OLLAMA_KEY", "sk-ollama-test-0123456789")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := parseHarness([]byte(tt.text), "h.toml")

@@ -24,9 +24,9 @@ import (
 
 // The names of the three files, relative to the work directory.
 const (
-	harnessFile  = "harness.toml"
-	prdFile      = "prd.json"
-	progressFile = "progress.txt"
+	harnessFile  = loop.HarnessFile
+	prdFile      = loop.PRDFile
+	progressFile = loop.ProgressFile
 )
 
 // loadHarness reads and checks harness.toml in dir.

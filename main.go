@@ -191,17 +191,13 @@ func exitCode(err error) int {
 		}
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, errChecksFailed), errors.Is(err, errNothingNext):
-		return exitRuntime
 	}
+	// errChecksFailed and errNothingNext among them.
 	return exitRuntime
 }
 
-// report prints err and any hint for it on stderr.
+// report prints err, which is not nil, and any hint for it on stderr.
 func report(stderr io.Writer, err error) {
-	if err == nil {
-		return
-	}
 	if errors.Is(err, errChecksFailed) || errors.Is(err, errNothingNext) {
 		return // the command said it all
 	}

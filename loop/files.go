@@ -49,15 +49,12 @@ type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]bool
 	tree      [32]byte // treeSum before the agent, for the stall breaker
-	// after is treeSum after the agent, once the guard has listed the
-	// files again (shared, so that the stall breaker need not).
-	after *[32]byte
 }
 
 // takeFiles lists the guarded files, keeping the protected ones' contents.
 func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	g := o.Config.Guard
-	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}, after: new([32]byte)}
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}}
 	// The files are listed once before the agent and once after it: the
 	// guard and the stall breaker share the listings.
 	files, err := o.projectFiles(ctx)
@@ -94,24 +91,22 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 }
 
 // guard undoes the agent's changes to protected files and reports deleted
-// tests; each finding is a line for the ledger.
-func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
+// tests, each finding a line for the ledger, and says whether the project's
+// files changed at all (for the stall breaker).
+func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, changed bool, err error) {
 	g := o.Config.Guard
 	files, err := o.projectFiles(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if s.after != nil {
-		*s.after = treeSum(o.Dir, files)
-	}
+	changed = treeSum(o.Dir, files) != s.tree
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
-		return nil, nil
+		return nil, changed, nil
 	}
 	now := map[string]bool{}
 	for _, name := range files {
 		now[name] = true
 	}
-	var found []string
 	for name, st := range s.protected {
 		path := filepath.Join(o.Dir, name)
 		data, err := os.ReadFile(path)
@@ -127,17 +122,17 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if err := os.WriteFile(path, st.data, st.mode); err != nil {
-			return nil, fmt.Errorf("restore %s: %w", name, err)
+			return nil, false, fmt.Errorf("restore %s: %w", name, err)
 		}
 		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
 	}
 	for _, name := range files {
 		if _, was := s.protected[name]; !was && matchAny(g.Protect, name) {
 			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-				return nil, err
+				return nil, false, err
 			}
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
 		}
@@ -153,7 +148,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) ([]string, error) {
 		found = append(found, fmt.Sprintf("%s: the agent deleted this test file (tests may be added, not removed)", name))
 	}
 	slices.Sort(found)
-	return found, nil
+	return found, changed, nil
 }
 
 // projectFiles lists the work directory's files, relative and slash-

@@ -145,19 +145,28 @@ func fileEnd(path string, at int64) (int64, []byte, error) {
 	return size, buf, nil
 }
 
-// guard undoes what the agent changed that it may not, and returns prd.json
-// as the judge must read it (the stories and checks as they were before the
-// agent ran) with a description of each change it undid. Changes a person
-// may have made meanwhile (an answer to another story's question, a new
-// story, notes) are kept.
-func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (*prd.File, []string, error) {
+// guarded is what the guard leaves for the judge.
+type guarded struct {
+	// prd is prd.json as the judge must read it: the stories and checks
+	// as they were before the agent ran.
+	prd *prd.File
+	// tampered describes each change the guard undid, a line each.
+	tampered []string
+	// changed says whether the agent changed the project's files.
+	changed bool
+}
+
+// guard undoes what the agent changed that it may not. Changes a person may
+// have made meanwhile (an answer to another story's question, a new story,
+// notes) are kept.
+func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (guarded, error) {
 	f, tampered, err := s.guardPRD(o, storyID)
 	if err != nil {
-		return nil, nil, err
+		return guarded{}, err
 	}
-	found, err := s.files.guard(ctx, o)
+	found, changed, err := s.files.guard(ctx, o)
 	if err != nil {
-		return nil, nil, err
+		return guarded{}, err
 	}
 	tampered = append(tampered, found...)
 	if s.harnessErr == nil {
@@ -166,19 +175,19 @@ func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (*prd.F
 		b.now = now
 		if err != nil || !bytes.Equal(now, s.harness) {
 			if err := atomicfile.Write(o.path(HarnessFile), s.harness, 0o644); err != nil {
-				return nil, nil, err
+				return guarded{}, err
 			}
 			tampered = append(tampered, HarnessFile+": the agent changed it; ralph restored the file")
 		}
 	}
 	note, err := s.guardProgress(o)
 	if err != nil {
-		return nil, nil, err
+		return guarded{}, err
 	}
 	if note != "" {
 		tampered = append(tampered, note)
 	}
-	return f, tampered, nil
+	return guarded{prd: f, tampered: tampered, changed: changed}, nil
 }
 
 func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, error) {

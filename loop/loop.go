@@ -430,24 +430,24 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.emit(ev)
 
-	f, tampered, err := snap.guard(ctx, o, story.ID)
+	g, err := snap.guard(ctx, o, story.ID)
 	if err != nil {
 		return it.failed(err)
 	}
-	e.Tampered = tampered
-	for _, t := range tampered {
+	e.Tampered = g.tampered
+	for _, t := range g.tampered {
 		o.warn("%s", t)
 	}
 	if res.Stopped == agent.StoppedInterrupted || ctx.Err() != nil {
-		return it.interrupted(f)
+		return it.interrupted()
 	}
 	if res.Problem != nil {
 		return it.problem(ctx, *res.Problem)
 	}
 
-	failed := it.runChecks(ctx, f.Story(story.ID), baseline)
+	failed := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
 	if ctx.Err() != nil {
-		return it.interrupted(f)
+		return it.interrupted()
 	}
 	stopped := ""
 	if res.Stopped != "" {
@@ -462,7 +462,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
 	})
 	if v.Outcome == Retry || v.Outcome == Failed {
-		if v, err = it.stall(ctx, snap, v); err != nil {
+		if v, err = it.stall(v, g.changed); err != nil {
 			return it.failed(err)
 		}
 	}
@@ -810,18 +810,8 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 
 // stall fingerprints an unsuccessful iteration and fails the story as
 // stalled when the same failure has come loop.stall_after times in a row.
-func (it *iteration) stall(ctx context.Context, snap snapshot, v Verdict) (Verdict, error) {
+func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 	o, e := it.o, &it.entry
-	after := *snap.files.after
-	if after == ([32]byte{}) {
-		// The guard had no reason to list the files again.
-		files, err := o.projectFiles(ctx)
-		if err != nil {
-			return v, err
-		}
-		after = treeSum(o.Dir, files)
-	}
-	changed := after != snap.files.tree
 	e.Fingerprint = fingerprint(*e, changed)
 	k := o.Config.Limits.StallAfter
 	if k <= 0 {
@@ -848,7 +838,7 @@ func (it *iteration) failed(err error) error {
 
 // interrupted records an iteration that a signal cut short. It is not an
 // attempt: the story's counters stay as they were.
-func (it *iteration) interrupted(f *prd.File) error {
+func (it *iteration) interrupted() error {
 	it.entry.Outcome = Interrupted
 	it.entry.Claim = ""
 	if err := it.appendEntry(); err != nil {

@@ -25,37 +25,18 @@ func (o *Options) gitTree(ctx context.Context) bool {
 	return *o.inGit
 }
 
-// gitCommit commits every change in the work tree and returns the short id
-// of the new commit, or "" when there was nothing to commit.
-func gitCommit(ctx context.Context, dir, subject, body string) (string, error) {
-	// Only the work directory: in a larger repository, whatever else is
-	// going on outside it is not ralph's to commit.
-	if _, err := git(ctx, dir, "add", "--all", "--", "."); err != nil {
+// gitCommit commits what pathspec names (the work directory, ".", or one
+// file) and nothing else: in a larger repository, whatever else is going on
+// is not ralph's to commit. It returns the short id of the commit, or ""
+// when there was nothing to commit.
+func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
+	if _, err := git(ctx, dir, "add", "--all", "--", pathspec); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", "."); err == nil {
+	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", pathspec); err == nil {
 		return "", nil
 	}
-	msg := subject
-	if body != "" {
-		msg += "\n\n" + body
-	}
-	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg, "--", "."); err != nil {
-		return "", err
-	}
-	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
-	return strings.TrimSpace(out), err
-}
-
-// gitCommitFile commits one file alone, leaving every other change as it is.
-func gitCommitFile(ctx context.Context, dir, file, subject string) (string, error) {
-	if _, err := git(ctx, dir, "add", "--", file); err != nil {
-		return "", err
-	}
-	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", file); err == nil {
-		return "", nil
-	}
-	if _, err := git(ctx, dir, "commit", "--quiet", "-m", subject, "--", file); err != nil {
+	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg, "--", pathspec); err != nil {
 		return "", err
 	}
 	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")

@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options) error {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
-		if _, err := gitCommitFile(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
+		if _, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
 			o.warn("git commit of %s: %v", ProgressFile, err)
 		}
 	}()
@@ -852,7 +852,11 @@ func (it *iteration) interrupted() error {
 func (it *iteration) record(ctx context.Context, message string) error {
 	o := it.o
 	if it.commit {
-		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, "ralph: "+message, it.entry.Summary)
+		msg := "ralph: " + message
+		if it.entry.Summary != "" {
+			msg += "\n\n" + it.entry.Summary
+		}
+		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ".", msg)
 		switch {
 		case err != nil:
 			o.warn("git commit: %v (the changes stay in the work tree)", err)

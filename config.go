@@ -233,6 +233,7 @@ func (d *tomlDecoder) strings(v any, key string) []string {
 // agentTable is [agent] as written, before the preset is applied.
 type agentTable struct {
 	loop.AgentConfig
+	preset  string
 	command []string
 	args    []string
 	api     apiKeys
@@ -256,7 +257,7 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 	a.set[k] = true
 	switch k {
 	case "preset":
-		a.Preset = d.str(v, key)
+		a.preset = d.str(v, key)
 	case "command":
 		a.command = d.strings(v, key)
 	case "args":
@@ -428,10 +429,10 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 		// Its type was wrong, which is already reported.
 	case a.set["command"] && (len(a.command) == 0 || a.command[0] == ""):
 		d.errorf("agent.command", "empty command: want the program and its arguments, e.g. [\"my-agent\", \"--yes\"]")
-	case cfg.Preset != "":
-		p, ok := agent.LookupPreset(cfg.Preset)
+	case a.preset != "":
+		p, ok := agent.LookupPreset(a.preset)
 		if !ok {
-			d.errorf("agent.preset", "%q: unknown preset (known: %s)", cfg.Preset, strings.Join(agent.PresetNames(), ", "))
+			d.errorf("agent.preset", "%q: unknown preset (known: %s)", a.preset, strings.Join(agent.PresetNames(), ", "))
 			break
 		}
 		program := p.Argv[:1]

@@ -27,7 +27,6 @@ type Config struct {
 
 // AgentConfig says how to start the agent.
 type AgentConfig struct {
-	Preset      string // for messages; empty for a plain command
 	Argv        []string
 	PromptArg   bool
 	PromptFlag  string // with PromptArg: the flag that goes before the prompt

@@ -7,7 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // maxLine bounds one line of stream-json held for parsing. Claude's events
@@ -474,31 +475,11 @@ func firstLine(s string) string {
 
 // oneLine collapses whitespace (newlines included) to single spaces and cuts
 // the result to maxSummary bytes, so a summary stays on one terminal line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxSummary {
-		return s
-	}
-	const ellipsis = "…"
-	cut := maxSummary - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}
+func oneLine(s string) string { return textcut.OneLine(s, maxSummary) }
 
 // lastBytes returns the last n bytes of s at most, starting on a rune
 // boundary.
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return s[start:]
-}
+func lastBytes(s string, n int) string { return textcut.Tail(s, n) }
 
 // lineSplitter cuts a stream into lines without ever holding more than max
 // bytes of one line: a longer line is passed over, and only its length is

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // DefaultTailBytes is how much of a check's output is kept when
@@ -201,14 +201,4 @@ func Excerpt(out string, maxLines int) string {
 }
 
 // cutLine cuts l to maxExcerptLine bytes on a rune boundary, marking the cut.
-func cutLine(l string) string {
-	if len(l) <= maxExcerptLine {
-		return l
-	}
-	const ellipsis = "…"
-	cut := maxExcerptLine - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(l[cut]) {
-		cut--
-	}
-	return l[:cut] + ellipsis
-}
+func cutLine(l string) string { return textcut.Head(l, maxExcerptLine, "…") }

@@ -3,7 +3,8 @@ package loop
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // Claim is what the agent said about its task in its final message.
@@ -97,17 +98,7 @@ func ParseReport(final string) Report {
 }
 
 // cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = " …[cut]"
-	i := n - len(mark)
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + mark
-}
+func cut(s string, n int) string { return textcut.Head(s, n, " …[cut]") }
 
 // Outcomes of an iteration, as the ledger records them.
 const (

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // apiError is a request that failed: refused by the API with an HTTP
@@ -214,17 +216,7 @@ const maxSummary = 300
 
 // oneLine collapses whitespace to single spaces and cuts s to maxSummary
 // bytes on a rune boundary.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxSummary {
-		return s
-	}
-	cut := maxSummary - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func oneLine(s string) string { return textcut.OneLine(s, maxSummary) }
 
 // post sends a request body to a provider and returns its answer once the
 // status says it is one: an *apiError otherwise. whole reports a server that

@@ -15,10 +15,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // Bounds on what a tool gives back to the model: every result is cut to
@@ -736,15 +736,7 @@ func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
-func cutLine(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + " [line cut]"
-}
+func cutLine(s string, n int) string { return textcut.Head(s, n, " [line cut]") }
 
 // cut bounds a tool result, keeping its start and end.
 func cut(s string, n int) string {
@@ -752,16 +744,8 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head, tailLen := n/4, n-n/4-100
-	h := s[:head]
-	for len(h) > 0 && !utf8.RuneStart(s[len(h)]) {
-		h = h[:len(h)-1]
-	}
-	start := len(s) - tailLen
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return h + fmt.Sprintf("\n[… %d bytes cut …]\n", start-len(h)) + s[start:]
+	h, t := textcut.Head(s, n/4, ""), textcut.Tail(s, n-n/4-100)
+	return h + fmt.Sprintf("\n[… %d bytes cut …]\n", len(s)-len(h)-len(t)) + t
 }
 
 // clip keeps the start and the end of a stream, and counts what is

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/lines"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
@@ -28,7 +29,7 @@ const maxSummary = 200
 // a result that is an API error.
 type claudeReader struct {
 	view
-	lines lineSplitter
+	lines lines.Splitter
 	now   func() time.Time // resolves relative reset times in error messages
 
 	gotResult bool
@@ -54,7 +55,7 @@ type claudeReader struct {
 
 func newClaudeReader(shown io.Writer, now func() time.Time) *claudeReader {
 	r := &claudeReader{view: view{shown}, now: now, done: make(chan struct{})}
-	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
+	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
 
@@ -63,7 +64,7 @@ func (r *claudeReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 func (r *claudeReader) ended() <-chan struct{} { return r.done }
 
 func (r *claudeReader) finish(res *Result) {
-	r.lines.flush()
+	r.lines.Flush()
 	if !r.gotResult {
 		// No result event (the agent was stopped, or crashed): there is no
 		// final message, and nothing else is trusted to be one. An API
@@ -480,58 +481,3 @@ func oneLine(s string) string { return textcut.OneLine(s, maxSummary) }
 // lastBytes returns the last n bytes of s at most, starting on a rune
 // boundary.
 func lastBytes(s string, n int) string { return textcut.Tail(s, n) }
-
-// lineSplitter cuts a stream into lines without ever holding more than max
-// bytes of one line: a longer line is passed over, and only its length is
-// reported.
-type lineSplitter struct {
-	max  int
-	line func([]byte)  // a complete line, without its newline; only valid during the call
-	long func(n int64) // a line of n bytes was too long to keep
-	buf  []byte        // the current line so far
-	skip int64         // > 0: the current line is being passed over; its length so far
-}
-
-func (s *lineSplitter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.add(p)
-			break
-		}
-		s.add(p[:i])
-		s.end()
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-func (s *lineSplitter) add(p []byte) {
-	switch {
-	case s.skip > 0:
-		s.skip += int64(len(p))
-	case len(s.buf)+len(p) > s.max:
-		s.skip = int64(len(s.buf) + len(p))
-		s.buf = s.buf[:0]
-	default:
-		s.buf = append(s.buf, p...)
-	}
-}
-
-func (s *lineSplitter) end() {
-	if s.skip > 0 {
-		s.long(s.skip)
-		s.skip = 0
-		return
-	}
-	s.line(s.buf)
-	s.buf = s.buf[:0]
-}
-
-// flush ends a last line that had no newline.
-func (s *lineSplitter) flush() {
-	if len(s.buf) > 0 || s.skip > 0 {
-		s.end()
-	}
-}

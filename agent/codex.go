@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/lines"
 )
 
 // codexMaxShownItems bounds the items remembered between their start and their
@@ -20,7 +22,7 @@ const codexMaxShownItems = 1024
 // in a turn that completed; tokens come from turn.completed's usage.
 type codexReader struct {
 	view
-	lines lineSplitter
+	lines lines.Splitter
 	now   func() time.Time // resolves reset times said relative to now
 
 	shownItems map[string]bool // ids of items whose call line was shown at their start (at most codexMaxShownItems)
@@ -35,14 +37,14 @@ type codexReader struct {
 
 func newCodexReader(shown io.Writer, now func() time.Time) *codexReader {
 	r := &codexReader{view: view{shown}, now: now, shownItems: map[string]bool{}}
-	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
+	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
 
 func (r *codexReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 
 func (r *codexReader) finish(res *Result) {
-	r.lines.flush()
+	r.lines.Flush()
 	if r.completed {
 		res.FinalMessage = lastBytes(r.lastMessage, MaxFinalMessage)
 		res.InputTokens = r.input

@@ -287,8 +287,8 @@ func TestCodexHugeLine(t *testing.T) {
 	if !strings.HasPrefix(shown.String(), "[ralph: passed over an output line of ") {
 		t.Errorf("view = %q; want the long line reported", shown.String())
 	}
-	if cap(r.lines.buf) > 2*maxLine {
-		t.Errorf("line buffer grew to %d bytes for a limit of %d", cap(r.lines.buf), maxLine)
+	if r.lines.Held() > 2*maxLine {
+		t.Errorf("line buffer grew to %d bytes for a limit of %d", r.lines.Held(), maxLine)
 	}
 }
 

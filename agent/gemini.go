@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ralph-harness/ralph/internal/lines"
 	"github.com/ralph-harness/ralph/internal/tail"
 )
 
@@ -21,7 +22,7 @@ import (
 // tag may be cut between two); tokens come from the result's stats.
 type geminiReader struct {
 	view
-	lines lineSplitter
+	lines lines.Splitter
 	now   func() time.Time // resolves reset times said relative to now
 
 	text      *tail.Buffer // the model's text since the last tool event
@@ -37,7 +38,7 @@ type geminiReader struct {
 
 func newGeminiReader(shown io.Writer, now func() time.Time) *geminiReader {
 	r := &geminiReader{view: view{shown}, now: now, text: newGeminiText()}
-	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
+	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
 
@@ -48,7 +49,7 @@ func newGeminiText() *tail.Buffer { return tail.New(MaxFinalMessage + utf8.UTFMa
 func (r *geminiReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 
 func (r *geminiReader) finish(res *Result) {
-	r.lines.flush()
+	r.lines.Flush()
 	r.endLine()
 	if !r.gotResult {
 		// No result (the agent was stopped, or crashed): no final message,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/lines"
 )
 
 // openCodeReader reads `opencode run --format json`: one JSON event per line,
@@ -24,7 +26,7 @@ import (
 // over all step_finish parts.
 type openCodeReader struct {
 	view
-	lines lineSplitter
+	lines lines.Splitter
 	now   func() time.Time // resolves relative reset times when an error event has no time
 
 	text      string // the last text part
@@ -40,14 +42,14 @@ type openCodeReader struct {
 
 func newOpenCodeReader(shown io.Writer, now func() time.Time) *openCodeReader {
 	r := &openCodeReader{view: view{shown}, now: now}
-	r.lines = lineSplitter{max: maxLine, line: r.line, long: r.longLine}
+	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
 
 func (r *openCodeReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 
 func (r *openCodeReader) finish(res *Result) {
-	r.lines.flush()
+	r.lines.Flush()
 	if r.finished {
 		res.FinalMessage = lastBytes(r.text, MaxFinalMessage)
 	}

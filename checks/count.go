@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+
+	"github.com/ralph-harness/ralph/internal/lines"
 )
 
 // maxCountLine bounds a line held for counting; longer ones are passed over.
@@ -25,43 +27,26 @@ var (
 // (pytest, cargo, jest). Memory is bounded by maxCountLine.
 type testCounter struct {
 	mu      sync.Mutex
-	line    []byte
-	long    bool
+	lines   lines.Splitter // longer lines are passed over
 	perTest int
 	summary int // the last summary's total; -1 when none was seen
 	cargo   int // the sum of cargo's summaries, one per test binary
 }
 
-func newTestCounter() *testCounter { return &testCounter{summary: -1} }
+func newTestCounter() *testCounter {
+	c := &testCounter{summary: -1}
+	c.lines = lines.Splitter{Max: maxCountLine, Line: c.line}
+	return c
+}
 
 func (c *testCounter) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.add(p)
-			break
-		}
-		c.add(p[:i])
-		c.end()
-		p = p[i+1:]
-	}
-	return n, nil
+	return c.lines.Write(p)
 }
 
-func (c *testCounter) add(p []byte) {
-	if c.long || len(c.line)+len(p) > maxCountLine {
-		c.long, c.line = true, c.line[:0]
-		return
-	}
-	c.line = append(c.line, p...)
-}
-
-func (c *testCounter) end() {
-	line := c.line
-	c.line, c.long = c.line[:0], false
+// line counts what one line of output says.
+func (c *testCounter) line(line []byte) {
 	if goTestRE.Match(line) {
 		c.perTest++
 		return
@@ -97,9 +82,7 @@ func looksLikeSummary(line []byte) bool {
 func (c *testCounter) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.line) > 0 && !c.long {
-		c.end()
-	}
+	c.lines.Flush()
 	switch {
 	case c.summary >= 0:
 		return c.summary

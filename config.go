@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/agent/api"
 	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -527,9 +528,9 @@ func (d *tomlDecoder) guardKey(g *loop.Guard, k string, v any) {
 	switch k {
 	case "protect", "tests":
 		globs = d.strings(v, key)
-		for i, glob := range globs {
-			if err := loop.ValidGlob(glob); err != nil {
-				d.errorf(fmt.Sprintf("%s[%d]", key, i), "%q: %v", glob, err)
+		for i, pattern := range globs {
+			if err := glob.Valid(pattern); err != nil {
+				d.errorf(fmt.Sprintf("%s[%d]", key, i), "%q: %v", pattern, err)
 			}
 		}
 	default:

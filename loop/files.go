@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/glob"
 )
 
 // Guard says which files of the project the agent may not touch.
@@ -189,48 +190,12 @@ func (o *Options) projectFiles(ctx context.Context) ([]string, error) {
 	return files, err
 }
 
-// matchAny reports whether name matches one of the globs. A glob is
-// path.Match syntax per segment, where a "**" segment matches any number
-// of segments, none included.
+// matchAny reports whether name matches one of the globs (package glob).
 func matchAny(globs []string, name string) bool {
 	for _, g := range globs {
-		if matchGlob(strings.Split(g, "/"), strings.Split(name, "/")) {
+		if glob.Match(g, name) {
 			return true
 		}
 	}
 	return false
-}
-
-func matchGlob(glob, name []string) bool {
-	for len(glob) > 0 {
-		if glob[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchGlob(glob[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, err := path.Match(glob[0], name[0]); err != nil || !ok {
-			return false
-		}
-		glob, name = glob[1:], name[1:]
-	}
-	return len(name) == 0
-}
-
-// ValidGlob reports a glob's syntax error, for harness.toml.
-func ValidGlob(g string) error {
-	for _, seg := range strings.Split(g, "/") {
-		if _, err := path.Match(seg, ""); err != nil {
-			return err
-		}
-	}
-	if g == "" {
-		return fmt.Errorf("empty glob")
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
 	"github.com/ralph-harness/ralph/internal/textcut"
@@ -594,7 +595,7 @@ func (t *tools) listFiles(_ context.Context, raw json.RawMessage) (string, error
 			}
 			rel, _ := filepath.Rel(dir, p)
 			rel = filepath.ToSlash(rel)
-			if globMatch(pattern, rel) {
+			if glob.Match(pattern, rel) {
 				if len(out) == maxEntries {
 					more = true
 					return filepath.SkipAll
@@ -618,33 +619,6 @@ func (t *tools) listFiles(_ context.Context, raw json.RawMessage) (string, error
 		s += fmt.Sprintf("[only the first %d entries are shown; narrow the pattern]", maxEntries)
 	}
 	return s, nil
-}
-
-// globMatch matches a slash-separated path against a glob in which **
-// stands for any number of directories.
-func globMatch(pattern, name string) bool {
-	return matchParts(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchParts(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchParts(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
 }
 
 func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
@@ -700,7 +674,7 @@ func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
 			if strings.Contains(args.Glob, "/") {
 				subject = rel
 			}
-			if !globMatch(args.Glob, subject) {
+			if !glob.Match(args.Glob, subject) {
 				return nil
 			}
 		}

@@ -374,6 +374,36 @@ func (v view) printf(format string, args ...any) {
 	fmt.Fprintf(v.shown, format, args...)
 }
 
+// showText shows what the model said, ending its last line.
+func (v view) showText(s string) {
+	io.WriteString(v.shown, s)
+	if !strings.HasSuffix(s, "\n") {
+		v.printf("\n")
+	}
+}
+
+// started shows that the agent's session started, with its model when the
+// CLI says which.
+func (v view) started(model string) {
+	if model = oneLine(model); model != "" {
+		v.printf("● session started: %s\n", model)
+		return
+	}
+	v.printf("● session started\n")
+}
+
+// toolLine is how a tool call is shown: its name ("tool" when it has none)
+// and what it does, when that can be said on one line.
+func toolLine(name, summary string) string {
+	if name = oneLine(name); name == "" {
+		name = "tool"
+	}
+	if summary == "" {
+		return "→ " + name
+	}
+	return "→ " + name + ": " + summary
+}
+
 // longLine says that a line too long to hold was passed over.
 func (v view) longLine(n int64) {
 	v.printf("[ralph: passed over an output line of %d bytes]\n", n)

@@ -176,11 +176,7 @@ func (r *claudeReader) system(ev map[string]json.RawMessage) {
 		return
 	}
 	if sub == "init" {
-		if model := str(ev["model"]); model != "" {
-			r.printf("● session started: %s\n", model)
-		} else {
-			r.printf("● session started\n")
-		}
+		r.started(str(ev["model"]))
 		return
 	}
 	if sub != "" {
@@ -326,20 +322,9 @@ func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
 				r.printf("✗ %s\n", oneLine(b.Text))
 				continue
 			}
-			io.WriteString(r.shown, b.Text)
-			if !strings.HasSuffix(b.Text, "\n") {
-				r.printf("\n")
-			}
+			r.showText(b.Text)
 		case "tool_use":
-			name := b.Name
-			if name == "" {
-				name = "tool"
-			}
-			if s := toolSummary(b.Input); s != "" {
-				r.printf("→ %s: %s\n", oneLine(name), s)
-			} else {
-				r.printf("→ %s\n", oneLine(name))
-			}
+			r.printf("%s\n", toolLine(b.Name, toolSummary(b.Input)))
 		}
 		// Thinking blocks are the agent's own business.
 	}

@@ -190,13 +190,7 @@ func (it codexItem) call() string {
 		if it.Server != "" {
 			name = it.Server + "." + name
 		}
-		if name == "" {
-			name = "tool"
-		}
-		if s := toolSummary(it.Arguments); s != "" {
-			return "→ " + oneLine(name) + ": " + s
-		}
-		return "→ " + oneLine(name)
+		return toolLine(name, toolSummary(it.Arguments))
 	case "web_search":
 		if it.Query == "" {
 			return "→ web_search"
@@ -239,10 +233,7 @@ func (r *codexReader) itemCompleted(raw json.RawMessage) {
 	case "agent_message":
 		r.lastMessage = it.Text
 		if it.Text != "" {
-			io.WriteString(r.shown, it.Text)
-			if !strings.HasSuffix(it.Text, "\n") {
-				r.printf("\n")
-			}
+			r.showText(it.Text)
 		}
 		return
 	case "error":

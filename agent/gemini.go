@@ -193,11 +193,7 @@ func (r *geminiReader) line(b []byte) {
 	}
 	switch str(ev["type"]) {
 	case "init":
-		if model := oneLine(str(ev["model"])); model != "" {
-			r.printf("● session started: %s\n", model)
-		} else {
-			r.printf("● session started\n")
-		}
+		r.started(str(ev["model"]))
 	case "message":
 		// The user's message is the prompt: not worth showing again.
 		if str(ev["role"]) == "assistant" {
@@ -205,15 +201,7 @@ func (r *geminiReader) line(b []byte) {
 		}
 	case "tool_use":
 		r.text = newGeminiText()
-		name := oneLine(str(ev["tool_name"]))
-		if name == "" {
-			name = "tool"
-		}
-		if s := toolSummary(ev["parameters"]); s != "" {
-			r.printf("→ %s: %s\n", name, s)
-		} else {
-			r.printf("→ %s\n", name)
-		}
+		r.printf("%s\n", toolLine(str(ev["tool_name"]), toolSummary(ev["parameters"])))
 	case "tool_result":
 		r.text = newGeminiText()
 		r.toolResult(ev)

@@ -102,10 +102,7 @@ func (r *openCodeReader) textPart(part map[string]json.RawMessage) {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
-	io.WriteString(r.shown, text)
-	if !strings.HasSuffix(text, "\n") {
-		r.printf("\n")
-	}
+	r.showText(text)
 }
 
 // openCodeSummaryKeys are the tool input fields that say best what a call
@@ -136,11 +133,7 @@ func (r *openCodeReader) toolUse(part map[string]json.RawMessage) {
 	if summary == "" && len(input) > 0 {
 		summary = toolSummary(state["input"])
 	}
-	if summary != "" {
-		r.printf("→ %s: %s\n", oneLine(name), summary)
-	} else {
-		r.printf("→ %s\n", oneLine(name))
-	}
+	r.printf("%s\n", toolLine(name, summary))
 	if str(state["status"]) == "error" {
 		msg := firstLine(str(state["error"]))
 		if msg == "" {

@@ -363,6 +363,8 @@ type iteration struct {
 	entry  progress.Entry
 	// retries counts the problems in a row before this iteration.
 	retries int
+	// prev is the story's last attempt before this iteration, nil if none.
+	prev *progress.Entry
 }
 
 func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
@@ -378,7 +380,8 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		StoryTitle: story.Title,
 		Attempt:    attempt,
 	}
-	prompt, err := buildPrompt(o, it.tmpl, f, story, number, it.commit)
+	prompt, prev, err := buildPrompt(o, it.tmpl, f, story, number, it.commit)
+	it.prev = prev
 	if err != nil {
 		return err
 	}
@@ -817,9 +820,18 @@ func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 	if k <= 0 {
 		return v, nil
 	}
-	n, err := repeats(o.path(ProgressFile), e.StoryID, e.Fingerprint)
-	if err != nil || n+1 < k {
-		return v, err
+	// The last attempt, which the prompt found already, is the first that
+	// would be counted: unless it is the same failure, there is no run of
+	// them to count.
+	n := 0
+	if p := it.prev; p != nil && p.Outcome == Retry && p.Fingerprint == e.Fingerprint {
+		var err error
+		if n, err = repeats(o.path(ProgressFile), e.StoryID, e.Fingerprint); err != nil {
+			return v, err
+		}
+	}
+	if n+1 < k {
+		return v, nil
 	}
 	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, changed)}, nil
 }

@@ -51,12 +51,13 @@ func NextPrompt(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))
+	prompt, _, err := buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))
+	return prompt, err
 }
 
 // buildPrompt gathers the prompt's data from the three files, each part cut
 // to its budget, and renders it.
-func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story, number int, commit bool) (string, error) {
+func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story, number int, commit bool) (string, *progress.Entry, error) {
 	p := templates.Prompt{
 		Project:     f.Project,
 		Description: cut(f.Description, maxNotes),
@@ -94,19 +95,19 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 	path := o.path(ProgressFile)
 	head, err := progress.ReadHead(path, maxHead)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	p.Head = head
 	recent, err := progress.Tail(path, recentEntries)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, e := range recent {
 		p.Recent = append(p.Recent, cut(recap(e), maxRecent))
 	}
 	prev, err := previousAttempt(path, s.ID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if prev != nil {
 		p.Previous = cut(recap(*prev), maxRecent)
@@ -117,7 +118,8 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 			p.Failures = append(p.Failures, templates.Failure{Name: c.Name, Run: runs[c.Name], Output: cutHead(c.Excerpt, maxFailure)})
 		}
 	}
-	return tmpl.Render(p)
+	prompt, err := tmpl.Render(p)
+	return prompt, prev, err
 }
 
 // previousAttempt finds the story's last ledger entry, reading back from the

@@ -62,12 +62,13 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	if err != nil {
 		return s, err
 	}
-	s.tree = treeSum(o.Dir, files)
+	s.tree = treeSum(files)
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
 	}
 	kept := 0
-	for _, name := range files {
+	for _, f := range files {
+		name := f.name
 		if matchAny(g.Tests, name) {
 			s.tests[name] = true
 		}
@@ -100,12 +101,13 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 	if err != nil {
 		return nil, false, err
 	}
-	changed = treeSum(o.Dir, files) != s.tree
+	changed = treeSum(files) != s.tree
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return nil, changed, nil
 	}
 	now := map[string]bool{}
-	for _, name := range files {
+	for _, f := range files {
+		name := f.name
 		now[name] = true
 	}
 	for name, st := range s.protected {
@@ -130,7 +132,8 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		}
 		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
 	}
-	for _, name := range files {
+	for _, f := range files {
+		name := f.name
 		if _, was := s.protected[name]; !was && matchAny(g.Protect, name) {
 			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
 				return nil, false, err
@@ -152,28 +155,36 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 	return found, changed, nil
 }
 
+// fileInfo is a file of the project: its name, relative and slash-separated,
+// and what Lstat said of it when it was listed.
+type fileInfo struct {
+	name string
+	info fs.FileInfo
+}
+
 // projectFiles lists the work directory's files, relative and slash-
 // separated: the files git knows of (tracked, and untracked but not
 // ignored) in a git work tree, else every file but those under .git and
 // node_modules.
-func (o *Options) projectFiles(ctx context.Context) ([]string, error) {
+func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 	dir := o.Dir
 	if o.gitTree(ctx) {
 		out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
 		if err != nil {
 			return nil, err
 		}
-		var files []string
+		var files []fileInfo
 		for _, f := range strings.Split(out, "\x00") {
 			if f != "" {
-				if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-					files = append(files, f)
+				// A file git knows of that is gone is no file of the project.
+				if info, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+					files = append(files, fileInfo{f, info})
 				}
 			}
 		}
 		return files, nil
 	}
-	var files []string
+	var files []fileInfo
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable parts are not the guard's business
@@ -182,8 +193,12 @@ func (o *Options) projectFiles(ctx context.Context) ([]string, error) {
 			return filepath.SkipDir
 		}
 		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return nil // gone meanwhile
+			}
 			rel, _ := filepath.Rel(dir, p)
-			files = append(files, filepath.ToSlash(rel))
+			files = append(files, fileInfo{filepath.ToSlash(rel), info})
 		}
 		return nil
 	})

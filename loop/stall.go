@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -25,19 +23,15 @@ const stalledPrefix = "stalled: "
 
 // treeSum sums the project's files as the agent may change them: names,
 // sizes and modification times, without the three files ralph owns.
-func treeSum(dir string, files []string) [32]byte {
-	files = slices.Sorted(slices.Values(files))
+func treeSum(files []fileInfo) [32]byte {
+	files = slices.SortedFunc(slices.Values(files), func(a, b fileInfo) int { return strings.Compare(a.name, b.name) })
 	h := sha256.New()
-	for _, name := range files {
-		switch name {
+	for _, f := range files {
+		switch f.name {
 		case PRDFile, ProgressFile, HarnessFile:
 			continue
 		}
-		info, err := os.Lstat(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00%d\n", name, info.Size(), info.ModTime().UnixNano())
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", f.name, f.info.Size(), f.info.ModTime().UnixNano())
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])

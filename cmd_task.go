@@ -167,6 +167,24 @@ func taskListCommand() *cli.Command {
 	}
 }
 
+// storyAction adapts an action on one story, for task commands whose
+// arguments are the story's id and, when text names it, one text (the
+// answer, the question): both are checked before fn runs in the -C
+// directory.
+func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		id, arg, err := storyArgs(c, text)
+		if err != nil {
+			return err
+		}
+		dir, err := workDir(c)
+		if err != nil {
+			return err
+		}
+		return fn(c, dir, id, arg)
+	}
+}
+
 // storyArgs returns the arguments of a task command that takes a story id
 // and, when text names it, one more argument, which must not be blank.
 func storyArgs(c *cli.Context, text string) (id, arg string, err error) {
@@ -193,22 +211,14 @@ func taskAnswerCommand() *cli.Command {
 		Name:      "answer",
 		Usage:     "answer the question a blocked story asks; the agent sees the answer from the next iteration on",
 		UsageText: `ralph task answer ID "the answer"`,
-		Action: func(c *cli.Context) error {
-			id, answer, err := storyArgs(c, "answer")
-			if err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: storyAction("answer", func(c *cli.Context, dir, id, answer string) error {
 			s, question, err := loop.AnswerStory(dir, id, answer)
 			if err != nil {
 				return fmt.Errorf("task answer: %w", err)
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, answer, stateNote(s))
 			return err
-		},
+		}),
 		OnUsageError: onUsageError,
 	}
 }
@@ -219,15 +229,7 @@ func taskResetCommand() *cli.Command {
 		Usage:        "make a story new again: not passing, no attempts, neither failed nor blocked (its answers are kept)",
 		UsageText:    "ralph task reset ID",
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			id, _, err := storyArgs(c, "")
-			if err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: storyAction("", func(c *cli.Context, dir, id, _ string) error {
 			before, after, err := loop.ResetStory(dir, id)
 			if err != nil {
 				return fmt.Errorf("task reset: %w", err)
@@ -249,7 +251,7 @@ func taskResetCommand() *cli.Command {
 			}
 			_, err = fmt.Fprintf(w, "reset %s: was %s; now %s\n", id, was, stateNote(after))
 			return err
-		},
+		}),
 	}
 }
 
@@ -259,15 +261,7 @@ func taskBlockCommand() *cli.Command {
 		Usage:        "set a story aside with a question; the loop skips it until `ralph task answer`",
 		UsageText:    `ralph task block ID "the question"`,
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			id, question, err := storyArgs(c, "question")
-			if err != nil {
-				return err
-			}
-			dir, err := workDir(c)
-			if err != nil {
-				return err
-			}
+		Action: storyAction("question", func(c *cli.Context, dir, id, question string) error {
 			replaced, err := loop.BlockStory(dir, id, question)
 			if err != nil {
 				return fmt.Errorf("task block: %w", err)
@@ -282,6 +276,6 @@ func taskBlockCommand() *cli.Command {
 				_, err = fmt.Fprintf(w, "blocked %s: %s (replacing %q)\n", id, question, replaced)
 			}
 			return err
-		},
+		}),
 	}
 }

@@ -97,25 +97,11 @@ func (r *claudeReader) finish(res *Result) {
 // nil when neither tells (a low credit balance, say, is no problem ralph
 // can wait out).
 func (r *claudeReader) resultProblem() *Problem {
-	p := Classify(r.final, r.now())
-	kind := claudeErrorKind(r.errStatus, r.errType)
-	if kind == 0 {
-		if p != nil {
-			r.withLimitReset(p)
-		}
-		return p
+	p := classifyAs(r.final, claudeErrorKind(r.errStatus, r.errType),
+		fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
+	if p != nil {
+		r.withLimitReset(p)
 	}
-	if p == nil || p.Kind != kind {
-		msg := oneLine(firstLine(r.final))
-		if msg == "" {
-			msg = oneLine(fmt.Sprintf("API error %d %s", r.errStatus, r.errType))
-		}
-		p = &Problem{Kind: kind, Message: msg}
-		if kind == RateLimited {
-			p.ResetAt = resetTime(r.final, r.now())
-		}
-	}
-	r.withLimitReset(p)
 	return p
 }
 

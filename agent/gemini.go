@@ -81,25 +81,13 @@ func (r *geminiReader) finish(res *Result) {
 // own error, when the message quotes it, else the exit status.
 func geminiProblem(msg string, exitCode int, now time.Time) *Problem {
 	text, status := geminiErrorText(msg)
-	p := Classify(text, now)
 	kind := geminiStatusKind(status)
 	if kind == 0 && exitCode > 128 && exitCode < 256 {
 		// The HTTP status less 256. None of the statuses that tell is 128
 		// plus a signal that stops a process (130, 137, 143).
 		kind = geminiStatusKind(exitCode + 256)
 	}
-	if kind == 0 || (p != nil && p.Kind == kind) {
-		return p
-	}
-	line := oneLine(firstLine(text))
-	if line == "" {
-		line = fmt.Sprintf("gemini exited %d", exitCode)
-	}
-	p = &Problem{Kind: kind, Message: line}
-	if kind == RateLimited {
-		p.ResetAt = resetTime(text, now)
-	}
-	return p
+	return classifyAs(text, kind, fmt.Sprintf("gemini exited %d", exitCode), now)
 }
 
 // geminiStatusKind maps the HTTP status of a failed API request to a

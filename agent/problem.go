@@ -58,6 +58,25 @@ var (
 	})
 )
 
+// classifyAs is Classify for a failure whose kind the CLI reported (by an
+// HTTP status, say; 0 when it did not): that kind beats what the words of
+// text suggest. fallback is the message when text has no first line.
+func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *Problem {
+	p := Classify(text, now)
+	if kind == 0 || (p != nil && p.Kind == kind) {
+		return p
+	}
+	msg := oneLine(firstLine(text))
+	if msg == "" {
+		msg = oneLine(fallback)
+	}
+	p = &Problem{Kind: kind, Message: msg}
+	if kind == RateLimited {
+		p.ResetAt = resetTime(text, now)
+	}
+	return p
+}
+
 // Classify reads an agent's error text (its stderr, or an error event's
 // message) for a rate limit, a transient error or a permanent one. It
 // returns nil when the text says none of these. now resolves relative

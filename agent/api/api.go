@@ -27,7 +27,8 @@ const (
 	OpenAI    = "openai"
 )
 
-// Defaults for the options a caller leaves zero.
+// Defaults for the options a caller leaves zero, and the retries ralph's
+// api-agent asks for (zero Retries means none).
 const (
 	DefaultMaxTurns        = 50
 	DefaultMaxOutputTokens = 8192
@@ -88,7 +89,7 @@ type Options struct {
 	// dropped stream, a rate limit that lifts soon enough); Backoff is the
 	// first wait, doubled each time; MaxWait is the longest wait the run
 	// takes itself: a rate limit that lifts later ends the run with the
-	// time it lifts, for ralph to wait out.
+	// time it lifts, for ralph to wait out. Zero Retries means none.
 	Retries int
 	Backoff time.Duration
 	MaxWait time.Duration

@@ -63,12 +63,7 @@ func ReportEntry(e progress.Entry) EntryReport {
 		Question:     e.Question,
 		Summary:      e.Summary,
 		Learnings:    e.Learnings,
-		Totals: Totals{
-			Iterations:     e.Totals.Iterations,
-			Tokens:         e.Totals.Tokens,
-			CostUSD:        e.Totals.CostUSD,
-			ElapsedSeconds: e.Totals.Elapsed.Seconds(),
-		},
+		Totals:       totalsOf(e.Totals),
 	}
 	if !e.Time.IsZero() {
 		r.Time = e.Time.UTC().Format(time.RFC3339)

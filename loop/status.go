@@ -29,6 +29,11 @@ type Totals struct {
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
 }
 
+// totalsOf reports the ledger's running totals.
+func totalsOf(t progress.Totals) Totals {
+	return Totals{Iterations: t.Iterations, Tokens: t.Tokens, CostUSD: t.CostUSD, ElapsedSeconds: t.Elapsed.Seconds()}
+}
+
 // StatusReport is the state of the run: every story and the totals.
 type StatusReport struct {
 	Project string        `json:"project,omitempty"`
@@ -47,7 +52,7 @@ func Status(dir string) (StatusReport, error) {
 		return StatusReport{}, err
 	}
 	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
-	if next := f.Next(); next != nil && !f.Done() {
+	if next := f.Next(); next != nil {
 		r.Next = next.ID
 	}
 	// Each story's last outcome is in its last entry's start marker: the
@@ -68,7 +73,7 @@ func Status(dir string) (StatusReport, error) {
 	}
 	if newest != nil {
 		t := newest.Entry().Totals
-		r.Totals = Totals{Iterations: t.Iterations, Tokens: t.Tokens, CostUSD: t.CostUSD, ElapsedSeconds: t.Elapsed.Seconds()}
+		r.Totals = totalsOf(t)
 	}
 	r.Stories = make([]StoryReport, 0, len(f.Stories))
 	for _, s := range f.Stories {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -91,14 +92,6 @@ var storyKeys = []key[Story]{
 		func(s *Story) (any, bool) { return s.Answers, len(s.Answers) > 0 }},
 }
 
-func lookup[T any](keys []key[T], name string) *key[T] {
-	i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == name })
-	if i < 0 {
-		return nil
-	}
-	return &keys[i]
-}
-
 // Parse decodes and validates the contents of a prd.json file. Messages name
 // the file as name, usually the path as the user gave it. All problems are
 // reported at once, one per line.
@@ -118,10 +111,7 @@ func Parse(data []byte, name string) (*File, error) {
 // not change it, so that the File may keep it without a copy. kept says
 // whether it did.
 func parseText(data []byte, name string, owned bool) (f *File, kept bool, err error) {
-	last.Lock()
-	m := last.memo
-	last.Unlock()
-	if m != nil && bytes.Equal(data, m.data) {
+	if m := last.Load(); m != nil && bytes.Equal(data, m.data) {
 		if f := m.file(); f != nil {
 			return f, false, nil
 		}
@@ -130,17 +120,12 @@ func parseText(data []byte, name string, owned bool) (f *File, kept bool, err er
 	if err != nil {
 		return nil, false, err
 	}
-	last.Lock()
-	last.memo = memoOf(f)
-	last.Unlock()
+	last.Store(memoOf(f))
 	return f, owned, nil
 }
 
 // last is what Parse remembers: the text it decoded last or Save wrote last.
-var last struct {
-	sync.Mutex
-	memo *memo
-}
+var last atomic.Pointer[memo]
 
 // memo is what a text decodes to, kept in a form no caller can change: the
 // stories as parsed (their orig copies, which nothing changes) and where
@@ -158,10 +143,11 @@ type memo struct {
 	stories []memoStory
 }
 
+// memoStory is one story of a memo: as parsed, and its text. Its text is
+// laid out as Marshal writes it when the whole text is (header.canonical).
 type memoStory struct {
-	orig      *Story // as parsed, raw unset; nil until decoded from raw
-	raw       []byte
-	canonical bool
+	orig *Story // as parsed, raw unset; nil until decoded from raw
+	raw  []byte
 }
 
 // memoOf remembers what f, just parsed and not yet changed, was parsed from.
@@ -170,7 +156,7 @@ func memoOf(f *File) *memo {
 	h.Stories = nil
 	m := &memo{data: f.raw, header: &h, stories: make([]memoStory, len(f.Stories))}
 	for i, s := range f.Stories {
-		m.stories[i] = memoStory{orig: s.orig, raw: s.raw, canonical: s.canonical}
+		m.stories[i] = memoStory{orig: s.orig, raw: s.raw}
 	}
 	return m
 }
@@ -185,15 +171,13 @@ func remember(data []byte, f *File, l *layout) {
 		m = &memo{data: data, members: l.members, stories: make([]memoStory, len(f.Stories))}
 		for i, s := range f.Stories {
 			sp := l.stories[i]
-			m.stories[i] = memoStory{raw: data[sp.start:sp.end:sp.end], canonical: true}
+			m.stories[i] = memoStory{raw: data[sp.start:sp.end:sp.end]}
 			if sp.asParsed {
 				m.stories[i].orig = s.orig
 			}
 		}
 	}
-	last.Lock()
-	last.memo = m
-	last.Unlock()
+	last.Store(m)
 }
 
 // file returns a File for m's text that shares nothing a caller can change
@@ -228,7 +212,7 @@ func (m *memo) file() *File {
 	for i, ms := range m.stories {
 		s := &live[i]
 		*s = *ms.orig
-		s.orig, s.raw, s.canonical = ms.orig, ms.raw, ms.canonical
+		s.orig, s.raw, s.canonical = ms.orig, ms.raw, f.canonical
 		s.AcceptanceCriteria = cut(s.AcceptanceCriteria)
 		s.Checks = cut(s.Checks)
 		s.DependsOn = cut(s.DependsOn)

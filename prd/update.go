@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/ralph-harness/ralph/internal/flock"
 )
 
 // ErrUnchanged, returned by an Update function, ends the update without
@@ -36,18 +37,16 @@ func Update(path string, fn func(*File) error) error {
 	return f.Save(path)
 }
 
-// lockDir takes an exclusive flock on dir, waiting for it.
+// lockDir takes an exclusive lock on dir, waiting for it; the function it
+// returns releases it.
 func lockDir(dir string) (func(), error) {
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(d, true); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	return func() {
-		syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-		d.Close()
-	}, nil
+	return func() { d.Close() }, nil
 }

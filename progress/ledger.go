@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/ralph-harness/ralph/internal/flock"
 )
 
 // ErrLocked is returned (wrapped) by Open when another process holds the
@@ -35,8 +37,11 @@ func openLocked(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := lock(f); err != nil {
+	if err := flock.Lock(f, false); err != nil {
 		f.Close()
+		if errors.Is(err, flock.ErrLocked) {
+			err = ErrLocked
+		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return f, nil

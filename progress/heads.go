@@ -29,29 +29,32 @@ func TailHeads(path string, maxBytes int64, fn func(Head) bool) error {
 			line = seg[:nl]
 		}
 		n, id, outcome, ok := parseStart(trimEOL(string(line)))
-		if !ok || !complete(seg, n) {
+		if _, whole := afterEnd(seg, n); !ok || !whole {
 			return true // torn: skipped, as TailFunc skips it
 		}
 		return fn(Head{Iteration: n, StoryID: id, Outcome: outcome, seg: seg})
 	})
 }
 
-// complete reports whether seg, the text of entry number n from its start
-// marker on, holds the entry's end marker on a line of its own, so that
-// parseSegment finds the entry whole.
-func complete(seg []byte, n int) bool {
+// afterEnd finds, in seg (the text of entry number n from its start marker
+// on), the entry's end marker on a line of its own, so that parseSegment
+// finds the entry whole, and returns what follows that line.
+func afterEnd(seg []byte, n int) (rest []byte, ok bool) {
 	var room [64]byte
 	needle := appendEndMarker(append(room[:0], '\n'), n)
 	for {
 		i := bytes.Index(seg, needle)
 		if i < 0 {
-			return false
+			return nil, false
 		}
-		rest := seg[i+len(needle):]
 		// A line ends in "\n", "\r\n", or the end of the text; trimEOL
 		// drops one "\r".
-		if len(rest) == 0 || rest[0] == '\n' || rest[0] == '\r' && (len(rest) == 1 || rest[1] == '\n') {
-			return true
+		rest := bytes.TrimPrefix(seg[i+len(needle):], []byte("\r"))
+		switch {
+		case len(rest) == 0:
+			return nil, true
+		case rest[0] == '\n':
+			return rest[1:], true
 		}
 		seg = seg[i+1:]
 	}

@@ -187,13 +187,12 @@ func lastComplete(path string) (*Entry, []byte, error) {
 	var buf []byte
 	cut := 0
 	for {
-		for {
-			p := lastStart(buf[:cut], off == 0)
-			if p < 0 {
-				break
-			}
+		ss := starts(buf[:cut], off == 0)
+		for k := len(ss) - 1; k >= 0; k-- {
+			p := ss[k]
 			if e, ok := parseSegment(buf[p:cut]); ok {
-				return &e, afterEnd(buf[p:], e.Iteration), nil
+				rest, _ := afterEnd(buf[p:], e.Iteration)
+				return &e, rest, nil
 			}
 			cut = p
 		}
@@ -207,27 +206,5 @@ func lastComplete(path string) (*Entry, []byte, error) {
 		}
 		copy(next[n:], buf)
 		buf, off, cut = next, off-n, cut+int(n)
-	}
-}
-
-// afterEnd returns what follows the line of the end marker of iteration n in
-// seg, which begins with that entry's start marker and holds its end marker.
-func afterEnd(seg []byte, n int) []byte {
-	end := []byte("\n" + endMarker(n))
-	for i := 0; ; {
-		j := bytes.Index(seg[i:], end)
-		if j < 0 {
-			return nil
-		}
-		i += j + len(end)
-		// The end marker must be a whole line (perhaps with a CR).
-		rest := seg[i:]
-		rest = bytes.TrimPrefix(rest, []byte("\r"))
-		if len(rest) == 0 {
-			return nil
-		}
-		if rest[0] == '\n' {
-			return rest[1:]
-		}
 	}
 }

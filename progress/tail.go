@@ -104,10 +104,11 @@ func walkBack(path string, maxBytes int64, block int, fn func(seg []byte) bool) 
 
 var startNeedle = []byte("\n" + startPrefix)
 
-// starts returns the offsets in buf of the start marker lines, in order, as
-// lastStart finds them from the end. It searches forwards, which is several
-// times faster: reading a long ledger back costs little more than reading
-// it.
+// starts returns the offsets in buf of the start marker lines, in order. A
+// line at offset 0 counts only when it is the start of the file: otherwise
+// its beginning may not have been read yet. It searches forwards (a
+// backward search is several times slower): reading a long ledger back
+// costs little more than reading it.
 func starts(buf []byte, fileStart bool) []int {
 	var ss []int
 	valid := func(start int) bool {
@@ -132,34 +133,6 @@ func starts(buf []byte, fileStart bool) []int {
 		if valid(i) {
 			ss = append(ss, i)
 		}
-	}
-}
-
-// lastStart returns the offset in buf of the last start marker line, or -1.
-// A line at offset 0 counts only when it is the start of the file: otherwise
-// its beginning may not have been read yet.
-func lastStart(buf []byte, fileStart bool) int {
-	end := len(buf)
-	for {
-		i := bytes.LastIndex(buf[:end], startNeedle)
-		start := i + 1
-		if i < 0 {
-			if !fileStart || !bytes.HasPrefix(buf, startNeedle[1:]) {
-				return -1
-			}
-			start = 0
-		}
-		line := buf[start:]
-		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
-			line = line[:nl]
-		}
-		if _, _, _, ok := parseStart(trimEOL(string(line))); ok {
-			return start
-		}
-		if i < 0 {
-			return -1
-		}
-		end = i
 	}
 }
 

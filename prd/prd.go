@@ -156,16 +156,6 @@ func (f *File) Done() bool {
 	return len(f.Stories) > 0 && !slices.ContainsFunc(f.Stories, func(s *Story) bool { return !s.Passes })
 }
 
-// Statuses returns the status of every story by id, so that a caller can tell
-// whether anyone but ralph changed one.
-func (f *File) Statuses() map[string]Status {
-	m := make(map[string]Status, len(f.Stories))
-	for _, s := range f.Stories {
-		m[s.ID] = s.Status()
-	}
-	return m
-}
-
 // Load reads the file at path and parses it; messages name the file by path.
 func Load(path string) (*File, error) { return Read(path, path) }
 

@@ -129,19 +129,22 @@ func TestDone(t *testing.T) {
 	}
 }
 
-func TestStatuses(t *testing.T) {
+func TestStatus(t *testing.T) {
 	f := mustParse(t, canonical)
 	want := map[string]Status{
 		"US-001": {Attempts: 3, Failed: "failed"},
 		"US-002": {Blocked: "Which payment provider?"},
 	}
-	if got := f.Statuses(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Statuses() = %+v, want %+v", got, want)
+	for id, st := range want {
+		if got := f.Story(id).Status(); got != st {
+			t.Errorf("%s: Status() = %+v, want %+v", id, got, st)
+		}
 	}
-	// The map is a copy: tamper detection compares it with a later load.
+	// A Status is a copy: the guard compares one with a later load.
+	st := f.Story("US-002").Status()
 	f.Story("US-002").Passes = true
-	if got := f.Statuses()["US-002"]; got == want["US-002"] {
-		t.Errorf("Statuses() after a change = %+v, want it to differ from %+v", got, want["US-002"])
+	if got := f.Story("US-002").Status(); got == st {
+		t.Errorf("Status() after a change = %+v, want it to differ from %+v", got, st)
 	}
 }
 

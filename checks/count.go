@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"regexp"
 	"strconv"
-	"sync"
 
 	"github.com/ralph-harness/ralph/internal/lines"
 )
@@ -24,9 +23,10 @@ var (
 
 // testCounter counts the tests a check's output reports, line by line as
 // the output streams past: per-test lines (Go) or the runner's summary
-// (pytest, cargo, jest). Memory is bounded by maxCountLine.
+// (pytest, cargo, jest). Memory is bounded by maxCountLine. It is written
+// from one goroutine (a check's stdout and stderr share one pipe) and read
+// once the check is over.
 type testCounter struct {
-	mu      sync.Mutex
 	lines   lines.Splitter // longer lines are passed over
 	perTest int
 	summary int // the last summary's total; -1 when none was seen
@@ -39,11 +39,7 @@ func newTestCounter() *testCounter {
 	return c
 }
 
-func (c *testCounter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lines.Write(p)
-}
+func (c *testCounter) Write(p []byte) (int, error) { return c.lines.Write(p) }
 
 // line counts what one line of output says.
 func (c *testCounter) line(line []byte) {
@@ -80,8 +76,6 @@ func looksLikeSummary(line []byte) bool {
 // count returns how many tests the output reported, or -1 when it did not
 // look like a test runner's.
 func (c *testCounter) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.lines.Flush()
 	switch {
 	case c.summary >= 0:

@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/plural"
 )
 
 // Check is the result of one check command in an iteration.
@@ -203,11 +205,8 @@ func formatCheck(c Check) string {
 	if c.Known {
 		s += sep + "known failure"
 	}
-	switch {
-	case c.Tests == 1:
-		s += sep + "1 test"
-	case c.Tests > 1:
-		s += sep + strconv.Itoa(c.Tests) + " tests"
+	if c.Tests > 0 {
+		s += sep + plural.Of(c.Tests, "1 test", "%d tests")
 	}
 	if c.Excerpt != "" {
 		s += "\n" + c.Excerpt

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/prd"
@@ -93,7 +94,7 @@ func (o *Options) path(name string) string { return filepath.Join(o.Dir, name) }
 
 // Run runs iterations until every story passes (nil), or returns why it
 // stopped: a *StopError, an *InputError, or a runtime error.
-func Run(ctx context.Context, o Options) error {
+func Run(ctx context.Context, o Options) (err error) {
 	// Everything that can be wrong with the input is found before the
 	// first write, so that bad input changes nothing.
 	tmpl, err := o.template()
@@ -113,7 +114,21 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return err
 	}
-	defer ledger.Close()
+	// The records' syncs run in the background, in the order of the
+	// records (see package durable); every one is done before Run returns.
+	syncs := new(durable.Queue)
+	ledger.QueueSyncs(syncs)
+	defer func() {
+		cerr := ledger.Close()
+		switch {
+		case cerr == nil:
+		case err == nil:
+			err = cerr
+		case !errors.Is(err, syncs.Wait()):
+			// The records may not be on disk: that is the news.
+			err = fmt.Errorf("%w (the loop had stopped: %v)", cerr, err)
+		}
+	}()
 	if err := o.recover(ctx, ledger); err != nil {
 		return err
 	}
@@ -195,7 +210,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		n++
-		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, commit: committing(), totals: totals, retries: retries}
+		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals, retries: retries}
 		err = it.run(ctx, f, story)
 		totals = it.entry.Totals
 		var wait *waitError
@@ -357,6 +372,7 @@ type iteration struct {
 	o      *Options
 	tmpl   *templates.Template
 	ledger *progress.Ledger
+	syncs  *durable.Queue // the ledger's syncs and prd.json's
 	commit bool
 	totals progress.Totals
 	start  time.Time
@@ -473,9 +489,14 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if v.Outcome == Blocked {
 		e.Question = claim.Question
 	}
+	// A verdict on disk must find its iteration's marker there (see
+	// recover): the marker's sync has run while the agent did.
+	if err := it.syncs.Wait(); err != nil {
+		return it.failed(err)
+	}
 	// The verdict goes into prd.json as it is now, under its lock: a
 	// person's edits made while the checks ran are kept.
-	err = prd.Update(o.path(PRDFile), func(f *prd.File) error {
+	err = prd.UpdateQueued(o.path(PRDFile), it.syncs, func(f *prd.File) error {
 		s := f.Story(story.ID)
 		if s == nil {
 			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)

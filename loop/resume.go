@@ -23,15 +23,22 @@ import (
 //   - prd.json and harness.toml are only ever replaced whole (atomicfile), so
 //     they hold the old content or the new; a kill between the temp file and
 //     the rename leaves the temp file, which recover removes.
-//   - progress.txt is only appended to, one synced write per record; a torn
-//     last entry is skipped by every reader, and the next append starts on a
+//   - progress.txt is only appended to, one write per record; a torn last
+//     entry is skipped by every reader, and the next append starts on a
 //     fresh line.
 //   - Before the agent starts, the iteration's started marker is appended
-//     and synced (progress.Ledger.Begin). A marker that no entry follows is
-//     an iteration the last ralph never finished: recover records it as
+//     (progress.Ledger.Begin). A marker that no entry follows is an
+//     iteration the last ralph never finished: recover records it as
 //     interrupted under the marker's number, so numbering, attempts and
 //     totals carry on and nothing is redone as if it were new. A verdict
 //     already in prd.json stays there.
+//   - A kill loses no write; a crash of the machine loses what was not
+//     synced. Each record is synced, in the background and in the order of
+//     the records (package durable), and all of them before Run returns:
+//     the marker's sync runs while the agent does, and the verdict is
+//     written only once it is done, so a verdict on disk always finds its
+//     marker. The syncs of the verdict's rename and of the entry come after
+//     it, in that order, while the next iteration begins.
 //   - The agent's group leader dies with ralph (proc's parent-death signal);
 //     what it started is found by its environment and killed by recover.
 //   - A git killed during a commit may leave .git/index.lock, which would

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
@@ -191,9 +192,13 @@ var spare struct {
 
 // Save writes Marshal's output to path atomically: after a crash or a failed
 // write, path holds either the old file or the new one, whole.
-func (f *File) Save(path string) error {
+func (f *File) Save(path string) error { return f.save(path, nil) }
+
+// save is Save with the directory's sync queued on q (see
+// atomicfile.WriteQueued).
+func (f *File) save(path string, q *durable.Queue) error {
 	data, l := f.marshal()
-	if err := atomicfile.Write(path, data, 0o644); err != nil {
+	if err := atomicfile.WriteQueued(path, data, 0o644, q); err != nil {
 		return err
 	}
 	remember(data, f, l)

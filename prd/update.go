@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
 )
 
@@ -18,7 +19,12 @@ var ErrUnchanged = errors.New("unchanged")
 // and a person's `ralph task` edit never lose each other's changes. The lock
 // is on the directory because prd.json itself is replaced on every save. An
 // error from fn (other than ErrUnchanged) leaves the file as it was.
-func Update(path string, fn func(*File) error) error {
+func Update(path string, fn func(*File) error) error { return UpdateQueued(path, nil, fn) }
+
+// UpdateQueued is Update with the last sync of the save, the one that makes
+// the rename durable, queued on q (see atomicfile.WriteQueued): the loop
+// records a verdict and goes on while the disk catches up.
+func UpdateQueued(path string, q *durable.Queue, fn func(*File) error) error {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -34,7 +40,7 @@ func Update(path string, fn func(*File) error) error {
 		}
 		return err
 	}
-	return f.Save(path)
+	return f.save(path, q)
 }
 
 // lockDir takes an exclusive lock on dir, waiting for it; the function it

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
 )
 
@@ -18,6 +19,7 @@ var ErrLocked = errors.New("another ralph holds the lock")
 type Ledger struct {
 	path string
 	f    *os.File
+	q    *durable.Queue // where the syncs go; nil: done at once
 }
 
 // Open opens the file at path for appending, creating it empty (mode 0644) if
@@ -31,6 +33,12 @@ func Open(path string) (*Ledger, error) {
 	}
 	return &Ledger{path: path, f: f}, nil
 }
+
+// QueueSyncs makes the ledger queue the sync of each record on q (see
+// package durable) instead of syncing before Begin or Append returns. The
+// record is written, and survives ralph being killed, either way; it is on
+// disk for a crash of the machine once q has run the sync.
+func (l *Ledger) QueueSyncs(q *durable.Queue) { l.q = q }
 
 func openLocked(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
@@ -48,7 +56,7 @@ func openLocked(path string) (*os.File, error) {
 }
 
 // Append writes e at the end of the file with a single write call, then
-// syncs it to disk. If the file does not end in a newline (an earlier append
+// syncs it to disk (or queues the sync, see QueueSyncs). If the file does not end in a newline (an earlier append
 // was torn), a newline is written first, so the entry's start marker begins a
 // line; a blank line separates the entry from what precedes it, unless that
 // is the iteration's started marker (see Begin), which the entry follows
@@ -74,7 +82,8 @@ func (l *Ledger) Append(e Entry) error {
 const lastWindow = 4 << 10
 
 // write appends what build returns, given the last bytes of the file (whole:
-// all of it), with a single write call, and syncs the file.
+// all of it), with a single write call, and syncs the file or queues its
+// sync.
 func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
 	if err := l.reopenIfReplaced(); err != nil {
 		return err
@@ -90,7 +99,7 @@ func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
 	if _, err := l.f.Write(build(last, int64(len(last)) == st.Size())); err != nil {
 		return bare(err)
 	}
-	return bare(l.f.Sync())
+	return bare(l.q.Do(l.f.Sync))
 }
 
 // bare drops the operation and path of a *fs.PathError: the callers' own
@@ -120,13 +129,21 @@ func (l *Ledger) reopenIfReplaced() error {
 	if err != nil {
 		return fmt.Errorf("reopen replaced file: %w", err)
 	}
+	// The syncs queued for the old file must find it open; whether they
+	// failed, the queue's next Wait says.
+	l.q.Wait()
 	l.f.Close()
 	l.f = f
 	return nil
 }
 
-// Close releases the lock and closes the file.
+// Close waits for the syncs queued for the file, releases the lock and
+// closes the file. A sync that failed is its error, as the queue reports it.
 func (l *Ledger) Close() error {
+	if err := l.q.Wait(); err != nil {
+		l.f.Close()
+		return err
+	}
 	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", l.path, err)
 	}

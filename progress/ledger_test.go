@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/durable"
 )
 
 func openLedger(tb testing.TB, path string) *Ledger {
@@ -174,5 +177,37 @@ func TestAppendAfterReplace(t *testing.T) {
 	}
 	if _, err := Open(path); !errors.Is(err, ErrLocked) {
 		t.Errorf("Open of the replaced file: err = %v, want %v", err, ErrLocked)
+	}
+}
+
+// TestLedgerQueuedSyncs: with its syncs queued, a record is in the file when
+// Begin or Append returns, and Close waits for the queue and reports what
+// failed in it.
+func TestLedgerQueuedSyncs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	var q durable.Queue
+	l.QueueSyncs(&q)
+	release := make(chan struct{})
+	boom := errors.New("boom")
+	// A slow sync ahead of the ledger's: its records must not wait for it.
+	q.Do(func() error { <-release; return boom })
+	if err := l.Begin(Mark{Iteration: 1, StoryID: "US-001", Attempt: 1, Time: time.Unix(0, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), "=== ralph started iteration 1") {
+		t.Fatalf("the marker is not in the file before its sync ran: %q, %v", data, err)
+	}
+	closed := make(chan error)
+	go func() { closed <- l.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned %v before the queue was done", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; !errors.Is(err, boom) {
+		t.Errorf("Close = %v, want the queue's failure", err)
 	}
 }

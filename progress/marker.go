@@ -103,13 +103,15 @@ func isMark(line string) bool {
 }
 
 // Begin records durably that iteration m has started: it appends m's marker
-// line (on a line of its own, after a blank line) and syncs the file. The
-// entry Append writes next follows the marker directly.
+// line (on a line of its own, after a blank line) and syncs the file (or
+// queues the sync, see QueueSyncs). The entry Append writes next follows
+// the marker directly.
 //
 // The sync is what lets a crash of the machine, not only of ralph, be
 // recovered from: the verdict reaches prd.json before the entry reaches
 // the ledger, and a verdict on disk must find its marker there, or the
-// attempt it counts would have no record at all.
+// attempt it counts would have no record at all. With the sync queued, the
+// caller waits for the queue before it writes the verdict.
 func (l *Ledger) Begin(m Mark) error {
 	if err := l.write(func(last []byte, _ bool) []byte {
 		var data []byte

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/durable"
 )
 
 // syncFile flushes a file to stable storage. It is a variable so that a test can
@@ -22,13 +24,21 @@ var syncFile = (*os.File).Sync
 // gets perm. If path is a symlink, the file it points to is replaced and the link
 // is kept. On failure the temp file is removed and path is left untouched.
 func Write(path string, data []byte, perm os.FileMode) error {
-	if err := write(path, data, perm); err != nil {
+	return WriteQueued(path, data, perm, nil)
+}
+
+// WriteQueued is Write with the last sync, the directory's that makes the
+// rename durable, queued on q (see package durable): path holds the new
+// content when it returns, and holds it after a crash of the machine once
+// q has run the sync. A nil q syncs at once, as Write does.
+func WriteQueued(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
+	if err := write(path, data, perm, q); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-func write(path string, data []byte, perm os.FileMode) error {
+func write(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
 	target, mode, err := resolve(path, perm)
 	if err != nil {
 		return err
@@ -50,12 +60,23 @@ func write(path string, data []byte, perm os.FileMode) error {
 		os.Remove(f.Name())
 		return err
 	}
+	// Freeing the old file's blocks is part of the rename unless the old
+	// file is still open; with a queue, it stays open until the queue
+	// closes it, so that the queue pays for freeing them.
+	var prev *os.File
+	if q != nil {
+		prev, _ = os.Open(target)
+	}
 	if err := os.Rename(f.Name(), target); err != nil {
+		prev.Close()
 		os.Remove(f.Name())
 		return err
 	}
 	// The rename is durable only once the directory entry is on disk.
-	return syncDir(dir)
+	return q.Do(func() error {
+		prev.Close()
+		return syncDir(dir)
+	})
 }
 
 // fill writes data to the temp file f and makes it durable with its final mode.
@@ -101,6 +122,7 @@ func resolve(path string, perm os.FileMode) (string, os.FileMode, error) {
 	return path, fi.Mode().Perm(), nil
 }
 
+// syncDir syncs the directory dir; its errors name it.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

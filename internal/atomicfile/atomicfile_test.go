@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/durable"
 )
 
 // failSync makes the n-th call of syncFile (1-based) fail with errSync for the
@@ -283,5 +285,23 @@ func TestRemoveTempsMissing(t *testing.T) {
 	removed, err := RemoveTemps(filepath.Join(t.TempDir(), "prd.json"))
 	if err != nil || len(removed) != 0 {
 		t.Errorf("RemoveTemps = %q, %v; want nothing", removed, err)
+	}
+}
+
+// TestWriteQueued: the file is replaced when WriteQueued returns, and the
+// directory's sync, the one that makes the rename durable, is the queue's:
+// its failure is reported by Wait.
+func TestWriteQueued(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o644)
+	failSync(t, 2) // the temp file's sync is the first, the directory's the second
+	var q durable.Queue
+	if err := WriteQueued(path, []byte("new\n"), 0o644, &q); err != nil {
+		t.Fatalf("WriteQueued: %v", err)
+	}
+	checkFile(t, path, "new\n", 0o644)
+	if err := q.Wait(); !errors.Is(err, errSync) {
+		t.Errorf("Wait = %v, want the directory's sync failure", err)
 	}
 }

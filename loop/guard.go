@@ -158,9 +158,10 @@ type guarded struct {
 
 // guard undoes what the agent changed that it may not. Changes a person may
 // have made meanwhile (an answer to another story's question, a new story,
-// notes) are kept.
-func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (guarded, error) {
-	f, tampered, err := s.guardPRD(o, storyID)
+// notes) are kept. read is prd.json as the iteration read it before the
+// agent ran: the judge's copy when the file is as the snapshot found it.
+func (s snapshot) guard(ctx context.Context, o *Options, read *prd.File, storyID string) (guarded, error) {
+	f, tampered, err := s.guardPRD(o, read, storyID)
 	if err != nil {
 		return guarded{}, err
 	}
@@ -190,17 +191,17 @@ func (s snapshot) guard(ctx context.Context, o *Options, storyID string) (guarde
 	return guarded{prd: f, tampered: tampered, changed: changed}, nil
 }
 
-func (s snapshot) guardPRD(o *Options, storyID string) (*prd.File, []string, error) {
+func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.File, []string, error) {
 	path := o.path(PRDFile)
-	orig, err := prd.Parse(s.prd, PRDFile)
-	if err != nil {
-		return nil, nil, &InputError{Err: err}
-	}
 	b := o.buffers()
 	after, err := readbuf.ReadFile(b.now, path)
 	b.now = after
 	if err == nil && bytes.Equal(s.prd, after) {
-		return orig, nil, nil
+		return read, nil, nil
+	}
+	orig, perr := prd.Parse(s.prd, PRDFile)
+	if perr != nil {
+		return nil, nil, &InputError{Err: perr}
 	}
 	restoreAll := func(what string) (*prd.File, []string, error) {
 		if err := atomicfile.Write(path, s.prd, 0o644); err != nil {

@@ -449,7 +449,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.emit(ev)
 
-	g, err := snap.guard(ctx, o, story.ID)
+	g, err := snap.guard(ctx, o, f, story.ID)
 	if err != nil {
 		return it.failed(err)
 	}

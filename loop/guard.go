@@ -124,7 +124,7 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 // fileEnd returns a file's size and its last guardWindow bytes before
 // offset at (the end when at < 0).
 func fileEnd(path string, at int64) (int64, []byte, error) {
-	f, err := os.Open(path)
+	f, err := readbuf.Open(path)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // An iteration in flight is recorded in progress.txt itself, the only place
@@ -171,7 +172,7 @@ func InFlight(path string) (*Mark, error) {
 // the whole file when there is no complete entry. It reads backwards from the
 // end, as Tail does.
 func lastComplete(path string) (*Entry, []byte, error) {
-	f, err := os.Open(path)
+	f, err := readbuf.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

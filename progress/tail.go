@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // blockSize is how much Tail reads at a time. Entries are a few hundred bytes
@@ -57,7 +58,7 @@ func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error
 // what follows it up to the next, and calls fn for each, newest first, until
 // fn returns false or maxBytes of the file have been read (0: no bound).
 func walkBack(path string, maxBytes int64, block int, fn func(seg []byte) bool) error {
-	f, err := os.Open(path)
+	f, err := readbuf.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -145,7 +146,7 @@ const headSlack = 64 << 10
 // cut at a line boundary and ends with a note saying so. A missing file has an
 // empty head.
 func ReadHead(path string, limit int) (string, error) {
-	f, err := os.Open(path)
+	f, err := readbuf.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

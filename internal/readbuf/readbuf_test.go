@@ -3,6 +3,7 @@ package readbuf
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -60,5 +61,30 @@ func TestReadFileGrows(t *testing.T) {
 	}
 	if !bytes.Contains(got, []byte("Pid:")) {
 		t.Errorf("ReadFile(/proc/self/status) = %q", got)
+	}
+}
+
+// TestOpen: Open reads a file as os.Open's file does, and fails as os.Open
+// fails.
+func TestOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, err := io.ReadAll(f); err != nil || string(got) != "{}\n" {
+		t.Errorf("read %q, %v", got, err)
+	}
+	if f.Name() != path {
+		t.Errorf("Name() = %q, want %q", f.Name(), path)
+	}
+	_, err = Open(path + ".missing")
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "open" || pe.Path != path+".missing" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a missing file = %v, want os.Open's *fs.PathError", err)
 	}
 }

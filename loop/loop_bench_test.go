@@ -24,8 +24,9 @@ func TestMain(m *testing.M) {
 }
 
 // benchDir returns a work directory of 200 stories, 100 of them passing,
-// and a ledger of n entries over those 100: the next story has no previous
-// attempt, so finding one reads as far back as the loop ever reads.
+// and a ledger of n entries over those 100: the next story's one attempt
+// is not among them, so looking for it reads as far back as the loop ever
+// reads.
 func benchDir(b *testing.B, n int) string {
 	b.Helper()
 	dir, err := dirs.Dir(200, 100, n)

@@ -105,7 +105,7 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 	for _, e := range recent {
 		p.Recent = append(p.Recent, cut(recap(e), maxRecent))
 	}
-	prev, err := previousAttempt(path, s.ID)
+	prev, err := previousAttempt(path, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -123,13 +123,18 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 }
 
 // previousAttempt finds the story's last ledger entry, reading back from the
-// end of the ledger only as far as maxHistoryScan. A story's first attempt
-// has none, and the search reads that far every time: it reads only the
-// entries' start markers, and parses the one entry it finds.
-func previousAttempt(path, storyID string) (*progress.Entry, error) {
+// end of the ledger only as far as maxHistoryScan: it reads only the
+// entries' start markers, and parses the one entry it finds. A story with
+// no attempts and no answers is new, or new again (`ralph task reset`):
+// it has no previous attempt, and the ledger is not searched, which would
+// read all of that far back in a long run.
+func previousAttempt(path string, s *prd.Story) (*progress.Entry, error) {
+	if s.Attempts == 0 && len(s.Answers) == 0 {
+		return nil, nil
+	}
 	var found *progress.Entry
 	err := progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
-		if h.StoryID == storyID && isAttempt(h.Outcome) {
+		if h.StoryID == s.ID && isAttempt(h.Outcome) {
 			e := h.Entry()
 			found = &e
 			return false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-harness/ralph/bench/fixture"
 	"github.com/ralph-harness/ralph/internal/atomicfile"
+	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -23,7 +24,7 @@ func main() {
 	passing := flag.Int("passing", 0, "how many of them pass")
 	entries := flag.Int("entries", 0, "ledger entries in progress.txt")
 	agent := flag.String("agent", "", "also write harness.toml running this agent script (a path in -dir)")
-	probe := flag.Bool("probe", false, "print the median cost in ms of an atomic rewrite of a prd.json of -stories stories and of a synced append to a ledger, in -dir")
+	probe := flag.Bool("probe", false, "print the median cost in ms of an atomic rewrite of a prd.json of -stories stories, of such a rewrite up to its rename, and of a synced append to a ledger, in -dir")
 	flag.Parse()
 	if *probe {
 		if err := probeWrites(*dir, *stories); err != nil {
@@ -53,13 +54,20 @@ func run(dir string, stories, passing, entries int, agent string) error {
 
 // probeWrites prints what an iteration's durable writes cost here: the
 // median of 100 atomic rewrites (temp file, fsync, rename, fsync of the
-// directory) of a prd.json of the given size, and of 100 appends of a ledger
-// entry, each followed by an fsync, as ralph does them.
+// directory) of a prd.json of the given size; the median of 100 such
+// rewrites up to the rename, the part the loop waits for (the directory's
+// sync is queued, see atomicfile.WriteQueued); and that of 100 appends of a
+// ledger entry, each followed by an fsync.
 func probeWrites(dir string, stories int) error {
 	data := fixture.PRD(stories, 0)
 	path := filepath.Join(dir, "probe.json")
 	defer os.Remove(path)
-	rewrite, err := median(func() error { return atomicfile.Write(path, data, 0o644) })
+	rewrite, err := median(func() error { return atomicfile.Write(path, data, 0o644) }, nil)
+	if err != nil {
+		return err
+	}
+	var q durable.Queue
+	onPath, err := median(func() error { return atomicfile.WriteQueued(path, data, 0o644, &q) }, q.Wait)
 	if err != nil {
 		return err
 	}
@@ -76,11 +84,11 @@ func probeWrites(dir string, stories int) error {
 			return err
 		}
 		return f.Sync()
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%.3f %.3f\n", ms(rewrite), ms(appendSync))
+	fmt.Printf("%.3f %.3f %.3f\n", ms(rewrite), ms(onPath), ms(appendSync))
 	return nil
 }
 
@@ -88,8 +96,9 @@ func fixtureEntry() []byte {
 	return progress.Format(fixture.Entry(1, 1))
 }
 
-// median runs fn 100 times and returns the median duration.
-func median(fn func() error) (time.Duration, error) {
+// median runs fn 100 times and returns the median duration; after, when
+// not nil, runs after each, untimed.
+func median(fn, after func() error) (time.Duration, error) {
 	var ds []time.Duration
 	for range 100 {
 		start := time.Now()
@@ -97,6 +106,11 @@ func median(fn func() error) (time.Duration, error) {
 			return 0, err
 		}
 		ds = append(ds, time.Since(start))
+		if after != nil {
+			if err := after(); err != nil {
+				return 0, err
+			}
+		}
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2], nil

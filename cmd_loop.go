@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -66,14 +65,6 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
 					o.Err = view.writer(o.Err)
 				}
-			}
-			// A loop runs for hours and leaves some garbage in every
-			// iteration. Collecting it at five times the live heap rather
-			// than twice costs a few megabytes and takes two thirds of the
-			// collector's work (0.6 ms an iteration at 200 stories) off
-			// every iteration. A GOGC set by the user wins.
-			if os.Getenv("GOGC") == "" {
-				debug.SetGCPercent(400)
 			}
 			err := loop.Run(c.Context, o)
 			if o.JSON {

@@ -159,7 +159,8 @@ type guarded struct {
 // guard undoes what the agent changed that it may not. Changes a person may
 // have made meanwhile (an answer to another story's question, a new story,
 // notes) are kept. read is prd.json as the iteration read it before the
-// agent ran: the judge's copy when the file is as the snapshot found it.
+// agent ran: the judge's copy when the snapshot found the text read was
+// parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, read *prd.File, storyID string) (guarded, error) {
 	f, tampered, err := s.guardPRD(o, read, storyID)
 	if err != nil {
@@ -196,12 +197,16 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.Fil
 	b := o.buffers()
 	after, err := readbuf.ReadFile(b.now, path)
 	b.now = after
-	if err == nil && bytes.Equal(s.prd, after) {
+	unchanged := err == nil && bytes.Equal(s.prd, after)
+	if unchanged && read.ParsedFrom(s.prd) {
 		return read, nil, nil
 	}
 	orig, perr := prd.Parse(s.prd, PRDFile)
 	if perr != nil {
 		return nil, nil, &InputError{Err: perr}
+	}
+	if unchanged {
+		return orig, nil, nil
 	}
 	restoreAll := func(what string) (*prd.File, []string, error) {
 		if err := atomicfile.Write(path, s.prd, 0o644); err != nil {

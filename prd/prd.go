@@ -5,6 +5,7 @@
 package prd
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 
@@ -150,6 +151,11 @@ func before(a, b *Story) bool {
 	}
 	return a.HasPriority && a.Priority < b.Priority
 }
+
+// ParsedFrom reports whether f was parsed from the text data, whatever was
+// changed in f since: a caller that holds a File and reads the file again
+// can tell whether the text is still what it parsed.
+func (f *File) ParsedFrom(data []byte) bool { return f.raw != nil && bytes.Equal(f.raw, data) }
 
 // Done reports whether every story passes. A file without stories is not done:
 // it never validates, and there is nothing to have finished.

@@ -166,3 +166,31 @@ func TestStatusRoundTrip(t *testing.T) {
 		t.Errorf("Status() after SetStatus(%+v) = %+v", st, got)
 	}
 }
+
+func TestParsedFrom(t *testing.T) {
+	text := []byte(`{"userStories": [{"id": "US-001", "title": "One", "priority": 1, "passes": false}]}`)
+	other := []byte(`{"userStories": [{"id": "US-001", "title": "One", "priority": 1, "passes": true}]}`)
+	f, err := Parse(text, "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.ParsedFrom(text) || f.ParsedFrom(other) {
+		t.Errorf("ParsedFrom(text) = %v, ParsedFrom(other) = %v; want true, false", f.ParsedFrom(text), f.ParsedFrom(other))
+	}
+	// Changes to the File do not change the text it came from.
+	f.Stories[0].Passes = true
+	if !f.ParsedFrom(text) {
+		t.Error("ParsedFrom(text) = false after a change to the File")
+	}
+	// The same text again comes from what Parse remembers.
+	again, err := Parse(text, "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.ParsedFrom(text) {
+		t.Error("a File Parse remembered: ParsedFrom(text) = false")
+	}
+	if (&File{}).ParsedFrom(nil) {
+		t.Error("a File made by hand: ParsedFrom(nil) = true")
+	}
+}

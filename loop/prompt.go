@@ -125,11 +125,13 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 // previousAttempt finds the story's last ledger entry, reading back from the
 // end of the ledger only as far as maxHistoryScan: it reads only the
 // entries' start markers, and parses the one entry it finds. A story with
-// no attempts and no answers is new, or new again (`ralph task reset`):
-// it has no previous attempt, and the ledger is not searched, which would
-// read all of that far back in a long run.
+// no attempts, no answers and no notes is new, or new again (`ralph task
+// reset`): it has no previous attempt, and the ledger is not searched,
+// which would read all of that far back in a long run. (A question asked
+// on a first attempt leaves no attempt counted; its answer is in the
+// answers, or in the notes when a person unblocked the story by hand.)
 func previousAttempt(path string, s *prd.Story) (*progress.Entry, error) {
-	if s.Attempts == 0 && len(s.Answers) == 0 {
+	if s.Attempts == 0 && len(s.Answers) == 0 && s.Notes == "" {
 		return nil, nil
 	}
 	var found *progress.Entry

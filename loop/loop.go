@@ -119,14 +119,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	syncs := new(durable.Queue)
 	ledger.QueueSyncs(syncs)
 	defer func() {
-		cerr := ledger.Close()
+		ledger.Close()
+		serr := syncs.Wait()
 		switch {
-		case cerr == nil:
+		case serr == nil:
 		case err == nil:
-			err = cerr
-		case !errors.Is(err, syncs.Wait()):
+			err = serr
+		case !errors.Is(err, serr):
 			// The records may not be on disk: that is the news.
-			err = fmt.Errorf("%w (the loop had stopped: %v)", cerr, err)
+			err = fmt.Errorf("%w (the loop had stopped: %v)", serr, err)
 		}
 	}()
 	if err := o.recover(ctx, ledger); err != nil {
@@ -414,6 +415,11 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// The guard's snapshot is taken after it, so the marker is no change.
 	if err := it.ledger.Begin(progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC()}); err != nil {
 		return err
+	}
+	// A sync that failed since the last verdict stops the loop before
+	// the agent works for nothing.
+	if err := it.syncs.Err(); err != nil {
+		return it.failed(err)
 	}
 	snap, err := takeSnapshot(ctx, o)
 	if err != nil {

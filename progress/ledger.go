@@ -56,11 +56,11 @@ func openLocked(path string) (*os.File, error) {
 }
 
 // Append writes e at the end of the file with a single write call, then
-// syncs it to disk (or queues the sync, see QueueSyncs). If the file does not end in a newline (an earlier append
-// was torn), a newline is written first, so the entry's start marker begins a
-// line; a blank line separates the entry from what precedes it, unless that
-// is the iteration's started marker (see Begin), which the entry follows
-// directly.
+// syncs it to disk (or queues the sync, see QueueSyncs). If the file does
+// not end in a newline (an earlier append was torn), a newline is written
+// first, so the entry's start marker begins a line; a blank line separates
+// the entry from what precedes it, unless that is the iteration's started
+// marker (see Begin), which the entry follows directly.
 func (l *Ledger) Append(e Entry) error {
 	if err := l.write(func(last []byte, whole bool) []byte {
 		var data []byte

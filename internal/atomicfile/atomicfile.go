@@ -75,7 +75,13 @@ func write(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
 	// The rename is durable only once the directory entry is on disk.
 	return q.Do(func() error {
 		prev.Close()
-		return syncDir(dir)
+		err := syncDir(dir)
+		if err != nil && q != nil {
+			// The queue's error reaches whoever waits for it: it names
+			// the file, as WriteQueued's own errors do.
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+		return err
 	})
 }
 

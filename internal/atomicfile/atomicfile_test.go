@@ -301,7 +301,11 @@ func TestWriteQueued(t *testing.T) {
 		t.Fatalf("WriteQueued: %v", err)
 	}
 	checkFile(t, path, "new\n", 0o644)
-	if err := q.Wait(); !errors.Is(err, errSync) {
+	err := q.Wait()
+	if !errors.Is(err, errSync) {
 		t.Errorf("Wait = %v, want the directory's sync failure", err)
+	}
+	if want := "write " + path + ": "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start with %q", err, want)
 	}
 }

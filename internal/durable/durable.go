@@ -20,12 +20,12 @@ type Queue struct {
 	err  error         // the first sync that failed
 }
 
-// Do queues sync to run after every sync queued before it, and returns nil;
-// Wait reports its error. On a nil Queue it runs sync at once and returns its
-// error.
-func (q *Queue) Do(sync func() error) error {
+// Do queues fn, a sync, to run after every sync queued before it, and
+// returns nil; Wait and Err report its error. On a nil Queue it runs fn at
+// once and returns its error.
+func (q *Queue) Do(fn func() error) error {
 	if q == nil {
-		return sync()
+		return fn()
 	}
 	q.mu.Lock()
 	prev := q.last
@@ -37,7 +37,7 @@ func (q *Queue) Do(sync func() error) error {
 		if prev != nil {
 			<-prev
 		}
-		if err := sync(); err != nil {
+		if err := fn(); err != nil {
 			q.mu.Lock()
 			if q.err == nil {
 				q.err = err
@@ -46,6 +46,17 @@ func (q *Queue) Do(sync func() error) error {
 		}
 	}()
 	return nil
+}
+
+// Err returns the first error of any sync the queue has run so far, without
+// waiting for the others.
+func (q *Queue) Err() error {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
 }
 
 // Wait waits until every sync queued so far is done and returns the first
@@ -61,7 +72,5 @@ func (q *Queue) Wait() error {
 	if last != nil {
 		<-last
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
+	return q.Err()
 }

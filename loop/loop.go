@@ -856,6 +856,9 @@ func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 		if n, err = repeats(o.path(ProgressFile), e.StoryID, e.Fingerprint); err != nil {
 			return v, err
 		}
+		// A run of them reaches back no further than the story's
+		// attempts: those before a `ralph task reset` are not counted.
+		n = min(n, e.Attempt-1)
 	}
 	if n+1 < k {
 		return v, nil

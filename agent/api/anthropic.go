@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,24 +105,13 @@ func (a *anthropic) body(conv []message) ([]byte, error) {
 	})
 }
 
-func (a *anthropic) send(ctx context.Context, conv []message, s sink) (reply, error) {
-	body, err := a.body(conv)
-	if err != nil {
-		return reply{}, fmt.Errorf("encode request: %w", err)
-	}
+func (a *anthropic) request(conv []message) ([]byte, http.Header, error) {
 	header := http.Header{"anthropic-version": {anthropicVersion}}
 	if a.o.Key != "" {
 		header.Set("x-api-key", a.o.Key)
 	}
-	resp, whole, err := post(ctx, &a.o, a.url, header, body)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	if whole {
-		return a.whole(resp.Body, s)
-	}
-	return a.stream(resp.Body, s)
+	body, err := a.body(conv)
+	return body, header, err
 }
 
 // anthropicUsage is the usage of message_start's message and of

@@ -175,14 +175,17 @@ func Run(ctx context.Context, o Options) (int, error) {
 	return r.run(ctx)
 }
 
-// provider is one API's client.
+// provider is one API's wire format; send does the round trip.
 type provider interface {
-	// send asks for the model's next reply to the conversation, streaming
-	// its text to s. It returns an *apiError for what the API or the
-	// network did wrong.
-	send(ctx context.Context, conv []message, s sink) (reply, error)
-	// endpoint is the URL requests go to, for messages.
+	// endpoint is the URL requests go to.
 	endpoint() string
+	// request encodes the conversation as a request's body, with the
+	// headers the API wants besides the content type.
+	request(conv []message) (body []byte, header http.Header, err error)
+	// stream reads a reply the server streams, whole one it sends in one
+	// piece; both give its text to s as it comes.
+	stream(body io.Reader, s sink) (reply, error)
+	whole(body io.Reader, s sink) (reply, error)
 }
 
 // message is one message of a conversation, in no API's shape.
@@ -330,7 +333,7 @@ func (r *run) run(ctx context.Context) (int, error) {
 func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 	for attempt := 1; ; attempt++ {
 		text := &textSink{out: r.out}
-		rep, err := r.p.send(ctx, conv, text)
+		rep, err := send(ctx, &r.o, r.p, conv, text)
 		text.endText()
 		if err == nil {
 			rep.ID = text.id(rep.ID)

@@ -218,26 +218,34 @@ const maxSummary = 300
 // bytes on a rune boundary.
 func oneLine(s string) string { return textcut.OneLine(s, maxSummary) }
 
-// post sends a request body to a provider and returns its answer once the
-// status says it is one: an *apiError otherwise. whole reports a server that
-// answered with the whole message instead of a stream.
-func post(ctx context.Context, o *Options, url string, header http.Header, body []byte) (resp *http.Response, whole bool, err error) {
+// send asks p for the model's next reply to the conversation and reads it,
+// streamed or sent whole, giving its text to s. It returns an *apiError for
+// what the API or the network did wrong.
+func send(ctx context.Context, o *Options, p provider, conv []message, s sink) (reply, error) {
+	body, header, err := p.request(conv)
+	if err != nil {
+		return reply{}, fmt.Errorf("encode request: %w", err)
+	}
+	url := p.endpoint()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, false, fmt.Errorf("request %s: %w", url, err)
+		return reply{}, fmt.Errorf("request %s: %w", url, err)
 	}
 	req.Header = header
 	req.Header.Set("content-type", "application/json")
 	req.Header.Set("accept", "text/event-stream")
-	resp, err = o.Client.Do(req)
+	resp, err := o.Client.Do(req)
 	if err != nil {
-		return nil, false, &apiError{Network: true, Message: err.Error()}
+		return reply{}, &apiError{Network: true, Message: err.Error()}
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, false, httpError(resp, b, o.Now())
+		return reply{}, httpError(resp, b, o.Now())
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type"))
-	return resp, mt == "application/json", nil
+	// A server may answer with the whole message instead of a stream.
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("content-type")); mt == "application/json" {
+		return p.whole(resp.Body, s)
+	}
+	return p.stream(resp.Body, s)
 }

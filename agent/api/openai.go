@@ -1,10 +1,8 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -97,24 +95,13 @@ func (c *openAI) body(conv []message) ([]byte, error) {
 	})
 }
 
-func (c *openAI) send(ctx context.Context, conv []message, s sink) (reply, error) {
-	body, err := c.body(conv)
-	if err != nil {
-		return reply{}, fmt.Errorf("encode request: %w", err)
-	}
+func (c *openAI) request(conv []message) ([]byte, http.Header, error) {
 	header := http.Header{}
 	if c.o.Key != "" {
 		header.Set("authorization", "Bearer "+c.o.Key)
 	}
-	resp, whole, err := post(ctx, &c.o, c.url, header, body)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	if whole {
-		return c.whole(resp.Body, s)
-	}
-	return c.stream(resp.Body, s)
+	body, err := c.body(conv)
+	return body, header, err
 }
 
 // openAIUsage is a chunk's or a completion's usage. cost is OpenRouter's

@@ -416,3 +416,60 @@ func TestMaxTurns(t *testing.T) {
 		t.Errorf("n.txt = %q", b)
 	}
 }
+
+// TestWholeReply: a server (a proxy, say) that answers a request for a
+// stream with the whole message as JSON is read as such, tool call and
+// all.
+func TestWholeReply(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match: "task-whole",
+				Steps: []fakemodel.Step{
+					{Text: "Looking.", Tool: fakemodel.Shell("shell", "echo hi")},
+					{Text: "Done whole.\n<ralph>done</ralph>"},
+				},
+			})
+			// The proxy asks the fake for a reply in one piece.
+			proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				body["stream"] = false
+				delete(body, "stream_options")
+				b, _ := json.Marshal(body)
+				req, _ := http.NewRequest(r.Method, s.URL+r.URL.Path, bytes.NewReader(b))
+				req.Header = r.Header.Clone()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				defer resp.Body.Close()
+				w.Header().Set("content-type", resp.Header.Get("content-type"))
+				w.WriteHeader(resp.StatusCode)
+				io.Copy(w, resp.Body)
+			})}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go proxy.Serve(ln)
+			t.Cleanup(func() { proxy.Close() })
+
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base("http://" + ln.Addr().String()), Prompt: "do task-whole"})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			r := o.result(t)
+			if got, want := r["result"], "Done whole.\n<ralph>done</ralph>"; got != want {
+				t.Errorf("result text = %q, want %q", got, want)
+			}
+			if r["num_turns"] != 2.0 {
+				t.Errorf("num_turns = %v, want 2 (the tool call was read)", r["num_turns"])
+			}
+		})
+	}
+}

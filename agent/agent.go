@@ -370,6 +370,16 @@ type view struct {
 	shown io.Writer
 }
 
+// decode decodes one line of the agent's stdout as event does, and shows a
+// line that is no JSON object as it is.
+func (v view) decode(b []byte) map[string]json.RawMessage {
+	ev, text := event(b)
+	if text != nil {
+		v.shown.Write(text)
+	}
+	return ev
+}
+
 func (v view) printf(format string, args ...any) {
 	fmt.Fprintf(v.shown, format, args...)
 }

@@ -132,11 +132,8 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 
 // line handles one line of stdout, without its newline.
 func (r *claudeReader) line(b []byte) {
-	ev, text := event(b)
+	ev := r.decode(b)
 	if ev == nil {
-		if text != nil {
-			r.shown.Write(text)
-		}
 		return
 	}
 	switch str(ev["type"]) {

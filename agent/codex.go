@@ -83,11 +83,8 @@ func codexProblem(msg string, now time.Time) *Problem {
 
 // line handles one line of stdout, without its newline.
 func (r *codexReader) line(b []byte) {
-	ev, text := event(b)
+	ev := r.decode(b)
 	if ev == nil {
-		if text != nil {
-			r.shown.Write(text)
-		}
 		return
 	}
 	switch str(ev["type"]) {

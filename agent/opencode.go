@@ -71,11 +71,8 @@ func (r *openCodeReader) longLine(n int64) {
 
 // line handles one line of stdout, without its newline.
 func (r *openCodeReader) line(b []byte) {
-	ev, text := event(b)
+	ev := r.decode(b)
 	if ev == nil {
-		if text != nil {
-			r.shown.Write(text)
-		}
 		return
 	}
 	var part map[string]json.RawMessage

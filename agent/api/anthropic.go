@@ -262,21 +262,10 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 // anthropicStatus is the HTTP status that goes with an error type the API
 // sends in the middle of a stream, where there is no status of its own.
 func anthropicStatus(typ string) int {
-	switch typ {
-	case "overloaded_error":
-		return 529
-	case "rate_limit_error":
-		return http.StatusTooManyRequests
-	case "invalid_request_error":
-		return http.StatusBadRequest
-	case "authentication_error":
-		return http.StatusUnauthorized
-	case "permission_error":
-		return http.StatusForbidden
-	case "not_found_error":
-		return http.StatusNotFound
-	case "request_too_large":
-		return http.StatusRequestEntityTooLarge
+	for _, t := range errorTypes {
+		if t.typ == typ {
+			return t.status
+		}
 	}
 	return http.StatusInternalServerError
 }

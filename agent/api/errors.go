@@ -47,27 +47,33 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("API error %d (%s): %s", e.Status, e.kind(), msg)
 }
 
+// errorTypes are the Anthropic API's error types and the HTTP status that
+// goes with each.
+var errorTypes = []struct {
+	status int
+	typ    string
+}{
+	{http.StatusBadRequest, "invalid_request_error"},
+	{http.StatusUnauthorized, "authentication_error"},
+	{http.StatusForbidden, "permission_error"},
+	{http.StatusNotFound, "not_found_error"},
+	{http.StatusRequestEntityTooLarge, "request_too_large"},
+	{http.StatusTooManyRequests, "rate_limit_error"},
+	{529, "overloaded_error"},
+}
+
 // kind names the error the way the Anthropic API does, whichever API
 // answered, so that ralph's reading of stream-json results knows it.
 func (e *apiError) kind() string {
+	for _, t := range errorTypes {
+		if t.status == e.Status {
+			return t.typ
+		}
+	}
 	switch s := e.Status; {
-	case s == 0:
-		return "api_error"
-	case s == http.StatusBadRequest:
-		return "invalid_request_error"
-	case s == http.StatusUnauthorized:
-		return "authentication_error"
-	case s == http.StatusForbidden:
-		return "permission_error"
-	case s == http.StatusNotFound:
-		return "not_found_error"
-	case s == http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case s == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case s == 529 || s == http.StatusServiceUnavailable:
+	case s == http.StatusServiceUnavailable:
 		return "overloaded_error"
-	case s >= 500:
+	case s == 0 || s >= 500:
 		return "api_error"
 	}
 	return "invalid_request_error"

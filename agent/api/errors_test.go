@@ -91,3 +91,48 @@ func TestCutOffReply(t *testing.T) {
 		t.Errorf("the second request does not say %q:\n%s", want, r.requests[1])
 	}
 }
+
+// TestErrorKinds: a status is named as the Anthropic API names it, and an
+// error type met in a stream, which has no status, gets the status that
+// goes with it.
+func TestErrorKinds(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		kind   string
+	}{
+		{0, "api_error"},
+		{400, "invalid_request_error"},
+		{401, "authentication_error"},
+		{403, "permission_error"},
+		{404, "not_found_error"},
+		{413, "request_too_large"},
+		{418, "invalid_request_error"},
+		{429, "rate_limit_error"},
+		{500, "api_error"},
+		{502, "api_error"},
+		{503, "overloaded_error"},
+		{529, "overloaded_error"},
+	} {
+		if got := (&apiError{Status: tt.status}).kind(); got != tt.kind {
+			t.Errorf("kind of %d = %q, want %q", tt.status, got, tt.kind)
+		}
+	}
+	for _, tt := range []struct {
+		typ    string
+		status int
+	}{
+		{"invalid_request_error", 400},
+		{"authentication_error", 401},
+		{"permission_error", 403},
+		{"not_found_error", 404},
+		{"request_too_large", 413},
+		{"rate_limit_error", 429},
+		{"overloaded_error", 529},
+		{"api_error", 500},
+		{"something_new", 500},
+	} {
+		if got := anthropicStatus(tt.typ); got != tt.status {
+			t.Errorf("anthropicStatus(%q) = %d, want %d", tt.typ, got, tt.status)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func (chat) parse(_ *http.Request, body []byte) (Request, error) {
 		switch m.Role {
 		case "user":
 			if first {
-				req.FirstUser = chatText(m.Content)
+				req.FirstUser = contentText(m.Content, "", "text")
 				first = false
 			}
 		case "tool":
@@ -57,9 +58,9 @@ func (chat) parse(_ *http.Request, body []byte) (Request, error) {
 	return req, nil
 }
 
-// chatText returns the text of a message's content: a string, or an array
-// of parts of which the text ones count.
-func chatText(raw json.RawMessage) string {
+// contentText returns the text of a message's content: a string, or the
+// texts of those of its parts whose type is one of types, joined by sep.
+func contentText(raw json.RawMessage, sep string, types ...string) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -68,16 +69,14 @@ func chatText(raw json.RawMessage) string {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
+	json.Unmarshal(raw, &parts)
+	var texts []string
 	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
+		if p.Text != "" && slices.Contains(types, p.Type) {
+			texts = append(texts, p.Text)
 		}
 	}
-	return b.String()
+	return strings.Join(texts, sep)
 }
 
 // chatUsage is the usage object of an answer.

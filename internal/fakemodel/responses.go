@@ -64,7 +64,7 @@ func (d *responses) parse(r *http.Request, body []byte) (Request, error) {
 		switch it.Type {
 		case "", "message":
 			if it.Role == "user" {
-				user = append(user, responsesText(it.Content))
+				user = append(user, contentText(it.Content, "\n", "input_text", "output_text"))
 			}
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "mcp_tool_call_output":
 			req.ToolResults++
@@ -75,27 +75,6 @@ func (d *responses) parse(r *http.Request, body []byte) (Request, error) {
 	}
 	req.FirstUser = strings.Join(user, "\n")
 	return req, nil
-}
-
-// responsesText returns the text of a message's content: a string, or the
-// text of its input_text (or output_text) parts.
-func responsesText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	var texts []string
-	for _, p := range parts {
-		if p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 func (d *responses) id(prefix string) string {

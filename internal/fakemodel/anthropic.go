@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // The Anthropic Messages API, as Claude Code calls it: POST /v1/messages,
@@ -143,14 +142,7 @@ func (anthropic) answer(w http.ResponseWriter, req Request, s Step) {
 			})
 			// The text in two deltas, as a real stream cuts it.
 			text := b["text"].(string)
-			half := len(text) / 2
-			for half > 0 && half < len(text) && !utf8.RuneStart(text[half]) {
-				half--
-			}
-			for _, part := range []string{text[:half], text[half:]} {
-				if part == "" {
-					continue
-				}
+			for _, part := range pieces(text, halves(text)) {
 				sse(w, "content_block_delta", map[string]any{
 					"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": part},

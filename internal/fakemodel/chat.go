@@ -158,7 +158,7 @@ func (chat) answer(w http.ResponseWriter, req Request, s Step) {
 	}
 
 	delta(map[string]any{"role": "assistant", "content": ""})
-	for _, piece := range splitText(s.Text, 3) {
+	for _, piece := range pieces(s.Text, thirds(s.Text)) {
 		delta(map[string]any{"content": piece})
 	}
 	if s.Tool != nil {
@@ -171,7 +171,7 @@ func (chat) answer(w http.ResponseWriter, req Request, s Step) {
 			"type":     "function",
 			"function": map[string]any{"name": s.Tool.Name, "arguments": ""},
 		}}})
-		for _, piece := range splitText(args, 2) {
+		for _, piece := range pieces(args, halves(args)) {
 			delta(map[string]any{"tool_calls": []any{map[string]any{
 				"index":    0,
 				"function": map[string]any{"arguments": piece},
@@ -188,26 +188,29 @@ func (chat) answer(w http.ResponseWriter, req Request, s Step) {
 	}
 }
 
-// splitText cuts s into at most n pieces of about equal length, on rune
-// boundaries; "" gives none.
-func splitText(s string, n int) []string {
-	var pieces []string
-	for n > 1 && len(s) > 0 {
-		cut := len(s) / n
+// pieces cuts s into pieces of about size bytes, each ending on the first
+// rune boundary at or after size, so that text and arguments arrive in
+// several deltas, as a model streams them; "" gives none.
+func pieces(s string, size int) []string {
+	size = max(size, 1)
+	var out []string
+	for len(s) > size {
+		cut := size
 		for cut < len(s) && !utf8.RuneStart(s[cut]) {
 			cut++
 		}
-		if cut > 0 && cut < len(s) {
-			pieces = append(pieces, s[:cut])
-			s = s[cut:]
-		}
-		n--
+		out = append(out, s[:cut])
+		s = s[cut:]
 	}
-	if len(s) > 0 {
-		pieces = append(pieces, s)
+	if s != "" {
+		out = append(out, s)
 	}
-	return pieces
+	return out
 }
+
+// thirds and halves are the sizes that cut s into three or two pieces.
+func thirds(s string) int { return (len(s) + 2) / 3 }
+func halves(s string) int { return (len(s) + 1) / 2 }
 
 // fail writes an error in the API's shape:
 // {"error":{"message","type","param","code"}}.

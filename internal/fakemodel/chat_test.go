@@ -252,18 +252,22 @@ func TestChatBadRequest(t *testing.T) {
 	}
 }
 
-func TestSplitText(t *testing.T) {
+func TestPieces(t *testing.T) {
 	for _, tt := range []struct {
-		s string
-		n int
-	}{{"", 3}, {"a", 3}, {"ab", 3}, {"héllo wörld", 3}, {"€€", 2}, {"abcdef", 1}} {
-		pieces := splitText(tt.s, tt.n)
-		if strings.Join(pieces, "") != tt.s || len(pieces) > tt.n {
-			t.Errorf("splitText(%q, %d) = %q", tt.s, tt.n, pieces)
+		s    string
+		size int
+		most int // pieces at the most
+	}{
+		{"", 3, 0}, {"a", 1, 1}, {"ab", halves("ab"), 2}, {"héllo wörld", thirds("héllo wörld"), 3},
+		{"€€", halves("€€"), 2}, {"abcdef", 6, 1}, {"abcdef", 0, 6}, {strings.Repeat("é", 40), 7, 12},
+	} {
+		got := pieces(tt.s, tt.size)
+		if strings.Join(got, "") != tt.s || len(got) > tt.most {
+			t.Errorf("pieces(%q, %d) = %q, want at most %d joining to the text", tt.s, tt.size, got, tt.most)
 		}
-		for _, p := range pieces {
+		for _, p := range got {
 			if p == "" || !utf8.ValidString(p) {
-				t.Errorf("splitText(%q, %d): piece %q empty or cut inside a rune", tt.s, tt.n, p)
+				t.Errorf("pieces(%q, %d): piece %q empty or cut inside a rune", tt.s, tt.size, p)
 			}
 		}
 	}

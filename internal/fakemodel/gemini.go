@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // The Gemini API, as the Gemini CLI speaks it: POST
@@ -139,8 +138,11 @@ func (d *gemini) answer(w http.ResponseWriter, req Request, s Step) {
 	} else {
 		// Small pieces, as a model streams: a reply tag may well be cut
 		// between two of them.
-		for _, piece := range geminiPieces(s.Text, 24) {
+		for _, piece := range pieces(s.Text, 24) {
 			chunks = append(chunks, []any{map[string]any{"text": piece}})
+		}
+		if len(chunks) == 0 {
+			chunks = [][]any{{map[string]any{"text": ""}}}
 		}
 	}
 	if !req.Stream {
@@ -180,24 +182,6 @@ func (d *gemini) chunk(req Request, parts []any, last bool) map[string]any {
 		}
 	}
 	return resp
-}
-
-// geminiPieces cuts s into pieces of at most n bytes, on rune boundaries;
-// an empty text is one empty piece.
-func geminiPieces(s string, n int) []string {
-	var pieces []string
-	for len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		if cut == 0 {
-			cut = n
-		}
-		pieces = append(pieces, s[:cut])
-		s = s[cut:]
-	}
-	return append(pieces, s)
 }
 
 // geminiValue makes the simplest value a JSON schema (in either the OpenAPI

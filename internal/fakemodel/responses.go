@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // The OpenAI Responses API, as Codex speaks it: POST /v1/responses with
@@ -93,7 +92,7 @@ func (d *responses) item(s Step) (item map[string]any, deltaEvent string, deltas
 			"content": []any{map[string]any{
 				"type": "output_text", "text": s.Text, "annotations": []any{},
 			}},
-		}, "response.output_text.delta", responsesChunks(s.Text, 16)
+		}, "response.output_text.delta", pieces(s.Text, 16)
 	}
 	if input, ok := responsesFreeform(s.Tool.Input); ok {
 		return map[string]any{
@@ -103,7 +102,7 @@ func (d *responses) item(s Step) (item map[string]any, deltaEvent string, deltas
 			"call_id": d.id("call"),
 			"name":    s.Tool.Name,
 			"input":   input,
-		}, "response.custom_tool_call_input.delta", responsesChunks(input, 16)
+		}, "response.custom_tool_call_input.delta", pieces(input, 16)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -119,7 +118,7 @@ func (d *responses) item(s Step) (item map[string]any, deltaEvent string, deltas
 		"call_id":   d.id("call"),
 		"name":      s.Tool.Name,
 		"arguments": args,
-	}, "response.function_call_arguments.delta", responsesChunks(args, 16)
+	}, "response.function_call_arguments.delta", pieces(args, 16)
 }
 
 // responsesFreeform says whether a tool call is for a freeform tool, whose
@@ -236,25 +235,6 @@ func (d *responses) answer(w http.ResponseWriter, req Request, s Step) {
 	}
 	event("response.output_item.done", map[string]any{"output_index": 0, "item": item})
 	event("response.completed", map[string]any{"response": response("completed", []any{item}, usage)})
-}
-
-// responsesChunks cuts s into pieces of about n bytes, on rune boundaries,
-// so that text and arguments arrive in several deltas, as a model streams
-// them.
-func responsesChunks(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		cut := n
-		for cut < len(s) && !utf8.RuneStart(s[cut]) {
-			cut++
-		}
-		out = append(out, s[:cut])
-		s = s[cut:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 // fail writes an error the way the OpenAI API does: an {"error": …} body,

@@ -216,9 +216,4 @@ func TestResponsesArguments(t *testing.T) {
 	if got := responsesArguments("other", in); got["command"] != "ls" {
 		t.Errorf("another tool's arguments changed: %v", got)
 	}
-	for _, s := range []string{"", "abc", strings.Repeat("é", 40)} {
-		if got := strings.Join(responsesChunks(s, 7), ""); got != s {
-			t.Errorf("chunks of %q join to %q", s, got)
-		}
-	}
 }

@@ -431,7 +431,7 @@ func TestWholeReply(t *testing.T) {
 				},
 			})
 			// The proxy asks the fake for a reply in one piece.
-			proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			proxy := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				var body map[string]any
 				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 					http.Error(w, err.Error(), http.StatusBadRequest)
@@ -440,9 +440,7 @@ func TestWholeReply(t *testing.T) {
 				body["stream"] = false
 				delete(body, "stream_options")
 				b, _ := json.Marshal(body)
-				req, _ := http.NewRequest(r.Method, s.URL+r.URL.Path, bytes.NewReader(b))
-				req.Header = r.Header.Clone()
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := http.Post(s.URL+r.URL.Path, "application/json", bytes.NewReader(b))
 				if err != nil {
 					http.Error(w, err.Error(), http.StatusBadGateway)
 					return
@@ -451,15 +449,8 @@ func TestWholeReply(t *testing.T) {
 				w.Header().Set("content-type", resp.Header.Get("content-type"))
 				w.WriteHeader(resp.StatusCode)
 				io.Copy(w, resp.Body)
-			})}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go proxy.Serve(ln)
-			t.Cleanup(func() { proxy.Close() })
-
-			o := runAgent(t, Options{API: a.name, BaseURL: a.base("http://" + ln.Addr().String()), Prompt: "do task-whole"})
+			}))
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(proxy), Prompt: "do task-whole"})
 			if o.code != 0 {
 				t.Fatalf("exit %d:\n%s", o.code, o.raw)
 			}

@@ -20,6 +20,7 @@ func nextCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the story as a JSON object, for scripts"},
 		},
 		OnUsageError: onUsageError,
+		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
 			r, err := loop.Next(dir)
 			if err != nil {

@@ -22,6 +22,7 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object, for scripts"},
 		},
 		OnUsageError: onUsageError,
+		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
 			r, err := loop.Status(dir)
 			if err != nil {

@@ -32,6 +32,7 @@ nothing and exits 2.`,
 			taskBlockCommand(),
 		},
 		OnUsageError: onUsageError,
+		Before:       brief,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("task: unknown subcommand %q (want add, list, answer, reset or block)", c.Args().First())

@@ -308,16 +308,23 @@ func waitingOnHumans(f *prd.File) string {
 // loadPRD reads prd.json; its messages name the file as the user knows it.
 func (o *Options) loadPRD() (*prd.File, error) {
 	f, err := prd.Read(o.path(PRDFile), PRDFile)
+	if err != nil {
+		return nil, o.prdError(err)
+	}
+	return f, nil
+}
+
+// prdError is what a failure to read prd.json means to the user: a
+// missing or broken file is bad input; a file that cannot be read is not.
+func (o *Options) prdError(err error) error {
 	var unreadable *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &InputError{Err: fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)}
+		return &InputError{Err: fmt.Errorf("%s not found in %s (run `ralph init` to create one)", PRDFile, o.Dir)}
 	case errors.As(err, &unreadable):
-		return nil, err
-	case err != nil:
-		return nil, &InputError{Err: err}
+		return err
 	}
-	return f, nil
+	return &InputError{Err: err}
 }
 
 // reload applies a changed harness.toml; nothing changes when it is bad.
@@ -502,7 +509,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// The verdict goes into prd.json as it is now, under its lock: a
 	// person's edits made while the checks ran are kept.
-	err = prd.UpdateQueued(o.path(PRDFile), it.syncs, func(f *prd.File) error {
+	err = prd.UpdateQueued(o.path(PRDFile), PRDFile, it.syncs, func(f *prd.File) error {
 		s := f.Story(story.ID)
 		if s == nil {
 			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)

@@ -3,7 +3,6 @@ package loop
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"unicode"
@@ -16,16 +15,13 @@ import (
 // checks its input against the file as it is under the lock: bad input is an
 // *InputError and leaves prd.json as it was.
 
-// edit loads prd.json (to report a missing or broken file as bad input,
-// naming it as the user knows it), then changes it with fn under the lock,
-// validating the result before it is saved.
+// edit changes prd.json with fn under the lock, validating the result
+// before it is saved. A missing or broken file is bad input, named as the
+// user knows it.
 func edit(dir string, fn func(f *prd.File) error) error {
 	o := Options{Dir: dir}
-	if _, err := o.loadPRD(); err != nil {
-		return err
-	}
 	called := false
-	err := prd.Update(o.path(PRDFile), func(f *prd.File) error {
+	err := prd.UpdateQueued(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		called = true
 		if err := fn(f); err != nil {
 			return err
@@ -35,10 +31,9 @@ func edit(dir string, fn func(f *prd.File) error) error {
 		}
 		return nil
 	})
-	var pathErr *fs.PathError
-	if err != nil && !called && !errors.As(err, &pathErr) {
-		// prd.json broke between the first load and the lock.
-		return &InputError{Err: err}
+	if err != nil && !called {
+		// prd.json was not there to edit, or did not parse.
+		return o.prdError(err)
 	}
 	return err
 }

@@ -70,6 +70,76 @@ func TestValidateAfterEdit(t *testing.T) {
 	}
 }
 
+// TestValidateEdits edits a parsed file in every way that changes its ids
+// or dependencies: Validate may skip checking them again only when none did.
+func TestValidateEdits(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(f *File)
+		want string // "" for a file that validates
+	}{
+		{"status only", func(f *File) { f.Stories[0].Reset() }, ""},
+		{"a title removed", func(f *File) { f.Stories[1].Title = "" }, "US-002: missing title"},
+		{"an empty check", func(f *File) { f.Stories[1].Checks[0] = " " }, "US-002: checks[0] is empty"},
+		{"negative attempts", func(f *File) { f.Stories[0].Attempts = -1 }, "US-001: attempts: want 0 or more"},
+		{"an id made a duplicate", func(f *File) { f.Stories[1].ID = "US-001" }, `duplicate id "US-001"`},
+		{"an id removed", func(f *File) { f.Stories[0].ID = "" }, "missing id"},
+		{"a dependency changed in place", func(f *File) { f.Stories[1].DependsOn[0] = "US-9" },
+			`dependsOn names unknown story "US-9"`},
+		{"a dependency added", func(f *File) { f.Stories[0].DependsOn = []string{"US-002"} },
+			"dependsOn cycle: US-001 -> US-002 -> US-001"},
+		{"a story replaced", func(f *File) {
+			f.Stories[1] = &Story{ID: "US-001", Title: "Again"}
+		}, `duplicate id "US-001"`},
+		{"a story listed twice", func(f *File) { f.Stories[1] = f.Stories[0] }, `duplicate id "US-001"`},
+		{"a story added", func(f *File) { f.Stories = append(f.Stories, &Story{ID: "US-002", Title: "Again"}) },
+			`duplicate id "US-002"`},
+		{"stories swapped", func(f *File) {
+			f.Stories[0], f.Stories[1] = f.Stories[1], f.Stories[0]
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := mustParse(t, canonical)
+			tt.edit(f)
+			err := f.Validate("prd.json")
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Validate: %v\nwant it to say %q", err, tt.want)
+			}
+			if err != nil {
+				return
+			}
+			for i, s := range f.Stories {
+				if f.Story(s.ID) != s || f.ids[s.ID] != i {
+					t.Errorf("story %q is userStories[%d], index %v", s.ID, i, f.ids)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateEditedBack changes an id, validates, and changes it back: the
+// index made for the changed id must not stand for the file as parsed.
+func TestValidateEditedBack(t *testing.T) {
+	f := mustParse(t, canonical)
+	f.Stories[0].ID = "US-003"
+	f.Stories[1].DependsOn = []string{"US-003"}
+	if err := f.Validate("prd.json"); err != nil {
+		t.Fatal(err)
+	}
+	f.Stories[0].ID = "US-001"
+	f.Stories[1].DependsOn = []string{"US-001"}
+	if err := f.Validate("prd.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, stale := f.ids["US-003"]; stale || f.ids["US-001"] != 0 {
+		t.Errorf("index after the edits: %v", f.ids)
+	}
+}
+
 func TestAnswer(t *testing.T) {
 	s := &Story{ID: "A", Title: "a", Attempts: 2, Blocked: "Which db?"}
 	if err := s.Answer("Postgres"); err != nil {

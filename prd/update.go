@@ -19,18 +19,19 @@ var ErrUnchanged = errors.New("unchanged")
 // and a person's `ralph task` edit never lose each other's changes. The lock
 // is on the directory because prd.json itself is replaced on every save. An
 // error from fn (other than ErrUnchanged) leaves the file as it was.
-func Update(path string, fn func(*File) error) error { return UpdateQueued(path, nil, fn) }
+func Update(path string, fn func(*File) error) error { return UpdateQueued(path, path, nil, fn) }
 
-// UpdateQueued is Update with the last sync of the save, the one that makes
-// the rename durable, queued on q (see atomicfile.WriteQueued): the loop
-// records a verdict and goes on while the disk catches up.
-func UpdateQueued(path string, q *durable.Queue, fn func(*File) error) error {
+// UpdateQueued is Update with messages that name the file as name, as Read
+// does, and with the last sync of the save, the one that makes the rename
+// durable, queued on q (see atomicfile.WriteQueued): the loop records a
+// verdict and goes on while the disk catches up.
+func UpdateQueued(path, name string, q *durable.Queue, fn func(*File) error) error {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	f, err := Load(path)
+	f, err := Read(path, name)
 	if err != nil {
 		return err
 	}

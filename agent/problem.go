@@ -4,8 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/lazyre"
 )
 
 // ProblemKind says what the loop should do about a failed agent run.
@@ -47,15 +48,9 @@ type Problem struct {
 // The patterns are compiled when first needed, not when ralph starts:
 // every command would pay for them, and most never classify anything.
 var (
-	rateLimitRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
-	})
-	transientRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
-	})
-	permanentRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable`)
-	})
+	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
+	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
+	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable`)
 )
 
 // classifyAs is Classify for a failure whose kind the CLI reported (by an
@@ -119,21 +114,15 @@ func lineAround(text string, i int) string {
 
 var (
 	// Claude Code's "Claude AI usage limit reached|1751234400".
-	epochRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`limit reached\|(\d{9,11})`) })
+	epochRE = lazyre.New(`limit reached\|(\d{9,11})`)
 	// "try again in 2 hours 5 minutes", "retry after 30 seconds",
 	// "resets in 1h30m", "retry-after: 12".
-	inRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
-	})
+	inRE = lazyre.New(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
 	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00".
-	atRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
-	})
+	atRE = lazyre.New(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
 	// An RFC 3339 time, as some CLIs print the reset.
-	stampRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
-	})
-	amountRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`) })
+	stampRE  = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
+	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`)
 )
 
 // resetTime finds when a rate limit lifts, from the forms agents print;

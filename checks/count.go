@@ -2,9 +2,9 @@ package checks
 
 import (
 	"bytes"
-	"regexp"
 	"strconv"
 
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/lines"
 )
 
@@ -13,12 +13,12 @@ const maxCountLine = 64 << 10
 
 var (
 	// One line per test, as go test -v and go test -json print them.
-	goTestRE = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): |"Action":"(pass|fail|skip)".*"Test":|"Test":.*"Action":"(pass|fail|skip)"`)
+	goTestRE = lazyre.New(`^\s*--- (PASS|FAIL|SKIP): |"Action":"(pass|fail|skip)".*"Test":|"Test":.*"Action":"(pass|fail|skip)"`)
 	// A runner's closing summary: pytest "3 passed, 1 failed", cargo
 	// "test result: ok. 3 passed; 1 failed; 0 ignored", jest and vitest
 	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)".
-	summaryRE = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|skipped|ignored|errors?|xfailed|xpassed)\b`)
-	totalRE   = regexp.MustCompile(`(?i)^\s*tests:?\s.*?\b(\d+) total\b`)
+	summaryRE = lazyre.New(`(?i)\b(\d+) (passed|failed|skipped|ignored|errors?|xfailed|xpassed)\b`)
+	totalRE   = lazyre.New(`(?i)^\s*tests:?\s.*?\b(\d+) total\b`)
 )
 
 // testCounter counts the tests a check's output reports, line by line as
@@ -43,15 +43,15 @@ func (c *testCounter) Write(p []byte) (int, error) { return c.lines.Write(p) }
 
 // line counts what one line of output says.
 func (c *testCounter) line(line []byte) {
-	if goTestRE.Match(line) {
+	if goTestRE().Match(line) {
 		c.perTest++
 		return
 	}
-	if m := totalRE.FindSubmatch(line); m != nil {
+	if m := totalRE().FindSubmatch(line); m != nil {
 		c.summary, _ = strconv.Atoi(string(m[1]))
 		return
 	}
-	if ms := summaryRE.FindAllSubmatch(line, -1); len(ms) > 0 && looksLikeSummary(line) {
+	if ms := summaryRE().FindAllSubmatch(line, -1); len(ms) > 0 && looksLikeSummary(line) {
 		total := 0
 		for _, m := range ms {
 			n, _ := strconv.Atoi(string(m[1]))

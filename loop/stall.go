@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -39,15 +39,15 @@ func treeSum(files []fileInfo) [32]byte {
 }
 
 var (
-	errorLineRE = regexp.MustCompile(`(?i)\b(errors?|fail|failed|failures?|panic|panicked|expected|assertion|exception|cannot|undefined)\b`)
+	errorLineRE = lazyre.New(`(?i)\b(errors?|fail|failed|failures?|panic|panicked|expected|assertion|exception|cannot|undefined)\b`)
 	// Terminal escapes and the marks the ledger puts for control bytes:
 	// a failure reads the same in colour, plain, or read back.
-	escapeRE = regexp.MustCompile("(?:\x1b|\uFFFD)\\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f\uFFFD]")
+	escapeRE = lazyre.New("(?:\x1b|\uFFFD)\\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f\uFFFD]")
 	// What varies between two runs of the same failure: numbers (times,
 	// line counts, addresses) and temporary paths.
-	hexRE    = regexp.MustCompile(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
-	numberRE = regexp.MustCompile(`\d+(\.\d+)?`)
-	tmpRE    = regexp.MustCompile(`/tmp/[^\s:]*`)
+	hexRE    = lazyre.New(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
+	numberRE = lazyre.New(`\d+(\.\d+)?`)
+	tmpRE    = lazyre.New(`/tmp/[^\s:]*`)
 )
 
 // failureLines are the first few lines of a check's output that say what
@@ -57,7 +57,7 @@ func failureLines(out string, limit int) []string {
 	var picked []string
 	lines := strings.Split(out, "\n")
 	for _, l := range lines {
-		if errorLineRE.MatchString(l) {
+		if errorLineRE().MatchString(l) {
 			picked = append(picked, normalise(l))
 			if len(picked) == limit {
 				return picked
@@ -76,10 +76,10 @@ func failureLines(out string, limit int) []string {
 }
 
 func normalise(line string) string {
-	line = escapeRE.ReplaceAllString(line, "")
-	line = tmpRE.ReplaceAllString(line, "/tmp/…")
-	line = hexRE.ReplaceAllString(line, "#")
-	line = numberRE.ReplaceAllString(line, "N")
+	line = escapeRE().ReplaceAllString(line, "")
+	line = tmpRE().ReplaceAllString(line, "/tmp/…")
+	line = hexRE().ReplaceAllString(line, "#")
+	line = numberRE().ReplaceAllString(line, "N")
 	return strings.Join(strings.Fields(line), " ")
 }
 

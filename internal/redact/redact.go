@@ -5,13 +5,14 @@
 package redact
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/lazyre"
 )
 
 // secretName matches the names of variables that hold secrets.
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE)`)
+var secretName = lazyre.New(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE)`)
 
 // minLen is the shortest value taken for a secret: shorter ones ("1",
 // "true") would blank out ordinary text.
@@ -30,7 +31,7 @@ func New(env ...[]string) *Redactor {
 	for _, list := range env {
 		for _, kv := range list {
 			name, value, ok := strings.Cut(kv, "=")
-			if !ok || len(value) < minLen || !secretName.MatchString(name) || seen[value] {
+			if !ok || len(value) < minLen || !secretName().MatchString(name) || seen[value] {
 				continue
 			}
 			seen[value] = true

@@ -10,13 +10,7 @@ import (
 // TestTailHeads checks that TailHeads finds the entries TailFunc finds, in
 // the same order, and that each Head's Entry is the entry TailFunc parses.
 func TestTailHeads(t *testing.T) {
-	var small, big []Entry
-	for i := 1; i <= 20; i++ {
-		small = append(small, entryN(i))
-		big = append(big, bigEntry(i))
-	}
-	torn := string(Format(entryN(21)))
-	torn = torn[:len(torn)-30]
+	small, big, torn := tailCases()
 	crlf := strings.ReplaceAll(string(Format(entryN(2))), "\n", "\r\n")
 	forged := strings.Replace(string(Format(entryN(3))), "=== end of iteration 3 ===", "=== end of iteration 3 ===x", 1)
 	mark := string(formatMark(Mark{Iteration: 4, StoryID: "US-001", Attempt: 1, Time: time.Unix(0, 0)}))

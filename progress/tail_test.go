@@ -43,15 +43,20 @@ func bigEntry(i int) Entry {
 	return e
 }
 
-func TestTail(t *testing.T) {
-	head := "## Codebase Patterns\n- keep it simple\n"
-	var small, big []Entry
+// tailCases returns what the tail tests write: 20 small entries, 20 big
+// ones, and entry 21 torn before its end.
+func tailCases() (small, big []Entry, torn string) {
 	for i := 1; i <= 20; i++ {
 		small = append(small, entryN(i))
 		big = append(big, bigEntry(i))
 	}
-	torn := string(Format(entryN(21)))
-	torn = torn[:len(torn)-30]
+	torn = string(Format(entryN(21)))
+	return small, big, torn[:len(torn)-30]
+}
+
+func TestTail(t *testing.T) {
+	head := "## Codebase Patterns\n- keep it simple\n"
+	small, big, torn := tailCases()
 	tests := []struct {
 		name    string
 		entries []Entry

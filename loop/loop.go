@@ -239,10 +239,7 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 	}
 	story := f.Next()
 	if story == nil {
-		if stalled(f) {
-			return nil, stopf(Stalled, "no story can run: %s", waitingOnHumans(f))
-		}
-		return nil, stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
+		return nil, noStory(f)
 	}
 	left := len(f.Stories) - countPassing(f)
 	l := o.Config.Limits
@@ -262,6 +259,16 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 		return story, nil
 	}
 	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+}
+
+// noStory is why no story of f, which is not done, can run: a stall when
+// the stall breaker failed a story and nothing waits on a person, else a
+// person's turn.
+func noStory(f *prd.File) error {
+	if stalled(f) {
+		return stopf(Stalled, "no story can run: %s", waitingOnHumans(f))
+	}
+	return stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
 }
 
 // stalled reports whether the stall breaker is what stopped the run: no

@@ -45,7 +45,7 @@ func NextPrompt(o Options) (string, error) {
 	}
 	story := f.Next()
 	if story == nil {
-		return "", stopf(NeedsHuman, "no story can run: %s", waitingOnHumans(f))
+		return "", noStory(f)
 	}
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {

@@ -830,8 +830,13 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	}
 	// Taken once per story, before anything the agent did to it: an
 	// iteration that was no attempt (a question, an interruption) must not
-	// retake it over the agent's own changes.
-	if b, err := baselineOf(o.path(ProgressFile), story.ID); err != nil || len(b) > 0 {
+	// retake it over the agent's own changes. Nor may a story that has
+	// entries and no baseline: it was lost (a ralph killed during the
+	// first attempt took it, and the next ralph wrote the entry without
+	// it), or a baseline check came after the first attempt. Such a story
+	// has no known failures.
+	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
+	if err != nil || ran {
 		return b, err
 	}
 	opts := o.checkOptions(it.entry.Iteration, story.ID)

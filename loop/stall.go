@@ -144,17 +144,19 @@ func stallReason(e progress.Entry, times int, changed bool) string {
 	return fmt.Sprintf("%sthe same failure %d times in a row (%s)", stalledPrefix, times, what)
 }
 
-// baselineOf finds the baseline recorded before the story's first attempt.
-func baselineOf(path, storyID string) ([]progress.Check, error) {
-	var found []progress.Check
-	err := progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
+// baselineOf finds the baseline recorded before the story's first attempt;
+// ran says whether the ledger has an entry for the story at all, with a
+// baseline or without one.
+func baselineOf(path, storyID string) (found []progress.Check, ran bool, err error) {
+	err = progress.TailHeads(path, maxHistoryScan, func(h progress.Head) bool {
 		if h.StoryID != storyID {
 			return true
 		}
+		ran = true
 		found = h.Entry().Baseline
 		return len(found) == 0
 	})
-	return found, err
+	return found, ran, err
 }
 
 // knownFailure reports whether a check fails only in ways the baseline

@@ -105,16 +105,21 @@ func TestBaselineOf(t *testing.T) {
 	a := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy"}}
 	b := []progress.Check{{Name: "unit", Passed: true}}
 	path := ledger(t,
-		progress.Entry{StoryID: "A", Outcome: Interrupted}, // before the baseline was taken
+		progress.Entry{StoryID: "A", Outcome: Interrupted}, // further back than the baseline
 		progress.Entry{StoryID: "A", Outcome: Retry, Baseline: a},
 		progress.Entry{StoryID: "B", Outcome: Retry, Baseline: b},
 		progress.Entry{StoryID: "A", Outcome: Retry},
 		progress.Entry{StoryID: "B", Outcome: Done},
+		progress.Entry{StoryID: "D", Outcome: Interrupted}, // its baseline lost with a killed ralph
 	)
-	for story, want := range map[string][]progress.Check{"A": a, "B": b, "C": nil} {
-		got, err := baselineOf(path, story)
-		if err != nil || len(got) != len(want) || len(got) > 0 && (got[0].Name != want[0].Name || got[0].Passed != want[0].Passed || got[0].Excerpt != want[0].Excerpt) {
-			t.Errorf("baselineOf(%s) = %+v, %v; want %+v", story, got, err, want)
+	for _, c := range []struct {
+		story string
+		want  []progress.Check
+		ran   bool
+	}{{"A", a, true}, {"B", b, true}, {"C", nil, false}, {"D", nil, true}} {
+		got, ran, err := baselineOf(path, c.story)
+		if err != nil || ran != c.ran || len(got) != len(c.want) || len(got) > 0 && (got[0].Name != c.want[0].Name || got[0].Passed != c.want[0].Passed || got[0].Excerpt != c.want[0].Excerpt) {
+			t.Errorf("baselineOf(%s) = %+v, %v, %v; want %+v, %v", c.story, got, ran, err, c.want, c.ran)
 		}
 	}
 }

@@ -516,7 +516,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// The verdict goes into prd.json as it is now, under its lock: a
 	// person's edits made while the checks ran are kept.
-	err = prd.UpdateQueued(o.path(PRDFile), PRDFile, it.syncs, func(f *prd.File) error {
+	err = prd.Update(o.path(PRDFile), PRDFile, it.syncs, func(f *prd.File) error {
 		s := f.Story(story.ID)
 		if s == nil {
 			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)

@@ -21,7 +21,7 @@ import (
 func edit(dir string, fn func(f *prd.File) error) error {
 	o := Options{Dir: dir}
 	called := false
-	err := prd.UpdateQueued(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
+	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		called = true
 		if err := fn(f); err != nil {
 			return err
@@ -32,7 +32,7 @@ func edit(dir string, fn func(f *prd.File) error) error {
 		return nil
 	})
 	if err != nil && !called {
-		// prd.json was not there to edit, or did not parse.
+		// prd.json could not be locked, read or parsed.
 		return o.prdError(err)
 	}
 	return err

@@ -120,7 +120,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			path := benchFile(b, n)
 			for b.Loop() {
-				err := prd.Update(path, func(f *prd.File) error {
+				err := prd.Update(path, path, nil, func(f *prd.File) error {
 					s := f.Next()
 					st := s.Status()
 					st.Attempts++

@@ -3,6 +3,7 @@ package prd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -19,13 +20,13 @@ var ErrUnchanged = errors.New("unchanged")
 // and a person's `ralph task` edit never lose each other's changes. The lock
 // is on the directory because prd.json itself is replaced on every save. An
 // error from fn (other than ErrUnchanged) leaves the file as it was.
-func Update(path string, fn func(*File) error) error { return UpdateQueued(path, path, nil, fn) }
-
-// UpdateQueued is Update with messages that name the file as name, as Read
-// does, and with the last sync of the save, the one that makes the rename
-// durable, queued on q (see atomicfile.WriteQueued): the loop records a
-// verdict and goes on while the disk catches up.
-func UpdateQueued(path, name string, q *durable.Queue, fn func(*File) error) error {
+//
+// Messages name the file as name, as Read's do. A failure to lock or read
+// the file is an *fs.PathError. When q is not nil, the last sync of the
+// save, the one that makes the rename durable, is queued on it (see
+// atomicfile.WriteQueued): the loop records a verdict and goes on while the
+// disk catches up.
+func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func lockDir(dir string) (func(), error) {
 	}
 	if err := flock.Lock(d, true); err != nil {
 		d.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+		return nil, &fs.PathError{Op: "lock", Path: dir, Err: err}
 	}
 	return func() { d.Close() }, nil
 }

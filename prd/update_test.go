@@ -16,7 +16,7 @@ func TestUpdateConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			err := Update(path, func(f *File) error {
+			err := Update(path, path, nil, func(f *File) error {
 				s := f.Story("A")
 				st := s.Status()
 				st.Attempts++
@@ -50,7 +50,7 @@ func TestUpdateErrorLeavesFile(t *testing.T) {
 		if ret == nil {
 			ret = ErrUnchanged
 		}
-		err := Update(path, func(f *File) error {
+		err := Update(path, path, nil, func(f *File) error {
 			f.Story("A").Title = "changed"
 			return ret
 		})

@@ -85,16 +85,17 @@ func (o *Options) buffers() *buffers {
 
 // snapshot is what the agent may not change, taken just before it runs.
 type snapshot struct {
-	prd          []byte
-	harness      []byte
-	harnessErr   error
-	progressSize int64
-	progressEnd  []byte
+	prd        []byte
+	harness    []byte
+	harnessErr error
 	// progress is the whole of progress.txt when it is small enough to keep
 	// (maxLedgerCopy), so that a rewrite of the ledger's history is seen
-	// and undone, not only an append.
-	progress []byte
-	files    fileSnapshot
+	// and undone, not only an append; of a larger one, only its size and
+	// its end are kept.
+	progress     []byte
+	progressSize int64
+	progressEnd  []byte
+	files        fileSnapshot
 }
 
 func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
@@ -113,10 +114,15 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	}
 	s.harness, s.harnessErr = readbuf.ReadFile(b.harness, o.path(HarnessFile))
 	b.harness = s.harness
-	s.progressSize, s.progressEnd, err = fileEnd(o.path(ProgressFile), -1)
-	if err == nil && s.progressSize <= maxLedgerCopy {
-		s.progress, err = readbuf.ReadFile(b.progress, o.path(ProgressFile))
+	path := o.path(ProgressFile)
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+	case info.Size() <= maxLedgerCopy:
+		s.progress, err = readbuf.ReadFile(b.progress, path)
 		b.progress = s.progress
+	default:
+		s.progressSize, s.progressEnd, err = fileEnd(path, -1)
 	}
 	return s, err
 }

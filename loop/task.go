@@ -15,21 +15,16 @@ import (
 // checks its input against the file as it is under the lock: bad input is an
 // *InputError and leaves prd.json as it was.
 
-// edit changes prd.json with fn under the lock, validating the result
-// before it is saved. A missing or broken file is bad input, named as the
-// user knows it.
+// edit changes prd.json with fn under the lock. A missing or broken file
+// is bad input, named as the user knows it. fn gets a file that validated;
+// an edit that can make it invalid validates it again (AddStory), one that
+// changes only a story's status or answers need not.
 func edit(dir string, fn func(f *prd.File) error) error {
 	o := Options{Dir: dir}
 	called := false
 	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		called = true
-		if err := fn(f); err != nil {
-			return err
-		}
-		if err := f.Validate(PRDFile); err != nil {
-			return &InputError{Err: err}
-		}
-		return nil
+		return fn(f)
 	})
 	if err != nil && !called {
 		// prd.json could not be locked, read or parsed.
@@ -107,6 +102,9 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 			DependsOn:          n.DependsOn,
 			Checks:             n.Checks,
 		})
+		if err := f.Validate(PRDFile); err != nil {
+			return &InputError{Err: err}
+		}
 		added = storyDetail(f, s)
 		return nil
 	})

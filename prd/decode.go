@@ -153,7 +153,7 @@ type memoStory struct {
 // memoOf remembers what f, just parsed and not yet changed, was parsed from.
 func memoOf(f *File) *memo {
 	h := *f
-	h.Stories, h.parsed = nil, nil
+	h.Stories = nil
 	m := &memo{data: f.raw, header: &h, stories: make([]memoStory, len(f.Stories))}
 	for i, s := range f.Stories {
 		m.stories[i] = memoStory{orig: s.orig, raw: s.raw}
@@ -219,7 +219,6 @@ func (m *memo) file() *File {
 		s.Answers = slices.Clone(s.Answers)
 		f.Stories[i] = s
 	}
-	f.parsed = live
 	return &f
 }
 
@@ -307,7 +306,6 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 	if err := f.validate(name, d.hasStories); err != nil {
 		return nil, err
 	}
-	f.parsed = d.live
 	return f, nil
 }
 
@@ -327,8 +325,6 @@ type decoder struct {
 	members []field
 	// slab is where the slices of strings are cut from.
 	slab []string
-	// live holds the stories decoded.
-	live []Story
 }
 
 // step is a member name or an array index in a JSON path.
@@ -388,7 +384,6 @@ func (d *decoder) stories(v []byte, off int) []*Story {
 	// in every iteration.
 	live := make([]Story, len(es))
 	orig := make([]Story, len(es))
-	d.live = live
 	stories := make([]*Story, 0, len(es))
 	for i, e := range es {
 		d.pushIndex(i)

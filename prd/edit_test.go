@@ -71,7 +71,8 @@ func TestValidateAfterEdit(t *testing.T) {
 }
 
 // TestValidateEdits edits a parsed file in every way that changes its ids
-// or dependencies: Validate may skip checking them again only when none did.
+// or dependencies: Validate reports each one that breaks the file, and after
+// one that does not, its index finds every story where it is.
 func TestValidateEdits(t *testing.T) {
 	tests := []struct {
 		name string
@@ -122,7 +123,7 @@ func TestValidateEdits(t *testing.T) {
 }
 
 // TestValidateEditedBack changes an id, validates, and changes it back: the
-// index made for the changed id must not stand for the file as parsed.
+// index made for the changed id must not outlive it.
 func TestValidateEditedBack(t *testing.T) {
 	f := mustParse(t, canonical)
 	f.Stories[0].ID = "US-003"

@@ -27,9 +27,6 @@ type File struct {
 	// ids is where each story was when the file last validated, by id:
 	// ids are unique then, so the story found there is the only one.
 	ids map[string]int
-	// parsed holds the stories of a parse that validated, in order: until
-	// an edit moves them, Stories[i] is &parsed[i] (see asParsed).
-	parsed []Story
 	// canonical: raw is laid out as Marshal writes it, so its values can
 	// be copied as they are.
 	canonical bool

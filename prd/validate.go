@@ -23,27 +23,20 @@ func (f *File) validate(name string, listed bool) error {
 	}
 
 	// first maps each id to the index of the first story with it; dups
-	// holds the ids more than one story has, usually none. After an edit
-	// that left the ids and dependencies as they were parsed, the index
-	// made then still holds, and there is nothing new to check in them.
-	parsed := f.asParsed()
-	first := f.ids
+	// holds the ids more than one story has, usually none.
+	first := make(map[string]int, len(f.Stories))
 	var dups map[string]bool
-	if !parsed {
-		f.parsed = nil
-		first = make(map[string]int, len(f.Stories))
-		for i, s := range f.Stories {
-			if _, seen := first[s.ID]; !seen {
-				first[s.ID] = i
-			} else if s.ID != "" {
-				if dups == nil {
-					dups = map[string]bool{}
-				}
-				dups[s.ID] = true
+	for i, s := range f.Stories {
+		if _, seen := first[s.ID]; !seen {
+			first[s.ID] = i
+		} else if s.ID != "" {
+			if dups == nil {
+				dups = map[string]bool{}
 			}
+			dups[s.ID] = true
 		}
-		delete(first, "")
 	}
+	delete(first, "")
 	// storyName names the i-th story in messages: by its id when that is unique.
 	storyName := func(i int) string {
 		if s := f.Stories[i]; s.ID != "" && !dups[s.ID] {
@@ -54,13 +47,11 @@ func (f *File) validate(name string, listed bool) error {
 
 	for i, s := range f.Stories {
 		label := storyName(i)
-		if !parsed {
-			switch j := first[s.ID]; {
-			case s.ID == "":
-				add("%s: missing id", label)
-			case j != i:
-				add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, j)
-			}
+		switch j := first[s.ID]; {
+		case s.ID == "":
+			add("%s: missing id", label)
+		case j != i:
+			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, j)
 		}
 		if s.Title == "" {
 			add("%s: missing title", label)
@@ -73,9 +64,6 @@ func (f *File) validate(name string, listed bool) error {
 				add("%s: checks[%d] is empty", label, j)
 			}
 		}
-	}
-	if parsed {
-		return errors.Join(errs...)
 	}
 	for i, s := range f.Stories {
 		for _, id := range s.DependsOn {
@@ -95,22 +83,6 @@ func (f *File) validate(name string, listed bool) error {
 	}
 	f.ids = first
 	return nil
-}
-
-// asParsed reports whether f holds the stories it validated when it was
-// parsed, in the same places, each with the id and the dependencies it was
-// parsed with: the index of ids made then is right, and ids and
-// dependencies need no checking again.
-func (f *File) asParsed() bool {
-	if f.ids == nil || len(f.parsed) != len(f.Stories) {
-		return false
-	}
-	for i, s := range f.Stories {
-		if s != &f.parsed[i] || s.orig == nil || s.ID != s.orig.ID || !slices.Equal(s.DependsOn, s.orig.DependsOn) {
-			return false
-		}
-	}
-	return true
 }
 
 // cycles returns the dependency cycles among the stories, each as the ids along

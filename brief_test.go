@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"math"
 	"runtime/debug"
 	"testing"
@@ -31,5 +32,16 @@ func TestBrief(t *testing.T) {
 			t.Errorf("with %s set: GC percent %d, want it left at 100", v, p)
 		}
 		t.Setenv(v, "")
+	}
+}
+
+// TestBriefCommands pins which commands turn the collector down: those that
+// read the ledger's end, not the whole of it.
+func TestBriefCommands(t *testing.T) {
+	want := map[string]bool{"next": true, "status": true, "task": true, "prompt": true}
+	for _, c := range newApp(io.Discard, io.Discard, env{}).Commands {
+		if got := c.Before != nil; got != want[c.Name] {
+			t.Errorf("%s: brief %v, want %v", c.Name, got, want[c.Name])
+		}
 	}
 }

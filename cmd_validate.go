@@ -17,7 +17,6 @@ func validateCommand() *cli.Command {
 		Name:         "validate",
 		Usage:        "check harness.toml, prd.json and progress.txt and report every problem at once",
 		OnUsageError: onUsageError,
-		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
 			cfg, harnessErr := loadHarness(dir)
 			v, err := loop.Validate(loop.Options{Dir: dir, Config: cfg})

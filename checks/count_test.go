@@ -32,3 +32,17 @@ func TestTestCounter(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTestCounter counts through a build's output, lines that no
+// runner's pattern matches: what most checks print.
+func BenchmarkTestCounter(b *testing.B) {
+	chunk := []byte(strings.Repeat("compiling module 42 of 97: internal/parser/lexer.go ok (0.13s)\n", 512))
+	b.SetBytes(int64(len(chunk)))
+	c := newTestCounter()
+	for b.Loop() {
+		c.Write(chunk)
+	}
+	if c.count() != -1 {
+		b.Fatal("counted tests in a build's output")
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/agent/api"
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/glob"
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -325,7 +325,7 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 var apiOnlyKeys = []string{"model", "base_url", "api_key_env", "max_turns", "max_output_tokens", "price_input_per_mtok", "price_output_per_mtok"}
 
 // envNameRE is what a variable name may look like.
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // apiAgent resolves agent.api into the command that runs the built-in API
 // agent: ralph itself, as `ralph api-agent` with the settings as flags. The
@@ -355,7 +355,7 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	keyEnv := api.DefaultKeyEnv(k.name)
 	if a.set["api_key_env"] {
 		keyEnv = k.keyEnv
-		if !envNameRE.MatchString(keyEnv) {
+		if !envNameRE().MatchString(keyEnv) {
 			d.errorf("agent.api_key_env", "%q: want the name of an environment variable, such as %q (the key itself stays out of this file)", keyEnv, api.DefaultKeyEnv(k.name))
 		}
 	}

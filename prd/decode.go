@@ -1,7 +1,6 @@
 package prd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +110,7 @@ func Parse(data []byte, name string) (*File, error) {
 // not change it, so that the File may keep it without a copy. kept says
 // whether it did.
 func parseText(data []byte, name string, owned bool) (f *File, kept bool, err error) {
-	if m := last.Load(); m != nil && bytes.Equal(data, m.data) {
+	if m := last.Load(); m != nil && isText(data, m.text) {
 		if f := m.file(); f != nil {
 			return f, false, nil
 		}
@@ -134,7 +133,10 @@ var last atomic.Pointer[memo]
 // text: a command that saves and exits never pays for it.
 type memo struct {
 	sync.Mutex
-	data []byte
+	text [][]byte // one piece when parsed; as Save wrote it, in pieces (see marshal)
+	// buf is, after Save, Marshal's own part of the text, where members
+	// are.
+	buf []byte
 	// header is the File without its stories; nil until the header of a
 	// saved text is decoded.
 	header *File
@@ -154,24 +156,24 @@ type memoStory struct {
 func memoOf(f *File) *memo {
 	h := *f
 	h.Stories = nil
-	m := &memo{data: f.raw, header: &h, stories: make([]memoStory, len(f.Stories))}
+	m := &memo{text: f.text, header: &h, stories: make([]memoStory, len(f.Stories))}
 	for i, s := range f.Stories {
 		m.stories[i] = memoStory{orig: s.orig, raw: s.raw}
 	}
 	return m
 }
 
-// remember tells Parse that data, the text f was just saved as, decodes to
-// what f holds. The stories that Marshal wrote as they were parsed are
-// known; the others, and the header, are decoded from their text in data
-// when Parse is first asked for it (complete).
-func remember(data []byte, f *File, l *layout) {
+// remember tells Parse that text, the pieces f was just saved as, decodes
+// to what f holds. The stories that Marshal wrote as they were parsed are
+// known; the others, and the header, are decoded from their text when
+// Parse is first asked for it (complete).
+func remember(text [][]byte, f *File, l *layout) {
 	var m *memo
 	if len(l.stories) == len(f.Stories) {
-		m = &memo{data: data, members: l.members, stories: make([]memoStory, len(f.Stories))}
+		m = &memo{text: text, buf: l.buf, members: l.members, stories: make([]memoStory, len(f.Stories))}
 		for i, s := range f.Stories {
 			sp := l.stories[i]
-			m.stories[i] = memoStory{raw: data[sp.start:sp.end:sp.end]}
+			m.stories[i] = memoStory{raw: sp.text(l.buf)}
 			if sp.asParsed {
 				m.stories[i].orig = s.orig
 			}
@@ -226,13 +228,17 @@ func (m *memo) file() *File {
 // and the stories it changed, and validates the whole, as a parse would.
 // It reports whether the text is fit to hand out.
 func (m *memo) complete() bool {
-	h := &File{raw: m.data, canonical: true}
+	h := &File{text: m.text, canonical: true}
 	for _, sp := range m.members {
-		fl := field{key: sp.key, rawKey: m.data[sp.keyStart:sp.keyEnd:sp.keyEnd], value: m.data[sp.start:sp.end:sp.end], off: sp.start}
-		h.fields = append(h.fields, fl)
+		fl := field{key: sp.key, rawKey: m.buf[sp.keyStart:sp.keyEnd:sp.keyEnd], off: sp.start}
 		if sp.key == "userStories" {
+			// Its stories are in pieces of their own; Marshal writes
+			// them story by story.
+			h.fields = append(h.fields, fl)
 			continue
 		}
+		fl.value = m.buf[sp.start:sp.end:sp.end]
+		h.fields = append(h.fields, fl)
 		// A member of the header is decoded on its own.
 		d := &decoder{text: newText(fl.value), name: "prd.json"}
 		decodeObject(d, h, []field{{key: fl.key, value: fl.value}}, fileKeys)
@@ -367,7 +373,7 @@ func (d *decoder) file(off int) *File {
 		d.errorf(off, "want an object, got %s", kind(d.data[off:]))
 		return nil
 	}
-	f := &File{fields: d.fields(off, nil), raw: d.data, canonical: d.canonical}
+	f := &File{fields: d.fields(off, nil), text: [][]byte{d.data}, canonical: d.canonical}
 	decodeObject(d, f, f.fields, fileKeys)
 	f.orig = &File{Project: f.Project, BranchName: f.BranchName, Description: f.Description}
 	return f

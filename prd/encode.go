@@ -22,32 +22,56 @@ type storyList []*Story
 // already indented and is copied as it is, so saving a large file that
 // ralph wrote before costs little more than copying it.
 func (f *File) Marshal() ([]byte, error) {
-	b, _ := f.marshal()
-	return b, nil
+	text, _ := f.marshal()
+	return bytes.Join(text, nil), nil
 }
 
-// marshal is Marshal, saying where in the output each top-level member and
-// each story went.
-func (f *File) marshal() ([]byte, *layout) {
-	l := &layout{}
-	b := make([]byte, 0, len(f.raw)+len(f.raw)/8+1024)
+// marshal is Marshal in pieces, saying where each top-level member and each
+// story went. The text of a story written as it was parsed, when that is
+// laid out as Marshal writes it, is a piece of its own, not a copy: saving
+// a file of ten thousand stories after a change to one of them copies
+// nothing of the others.
+func (f *File) marshal() (text [][]byte, l *layout) {
+	l = &layout{stories: make([]span, 0, len(f.Stories))}
+	b := make([]byte, 0, 4096)
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
-	return append(b, '\n'), l
+	l.buf = append(b, '\n')
+	at := 0
+	for _, sp := range l.stories {
+		if sp.kept != nil {
+			text = append(text, l.buf[at:sp.start], sp.kept)
+			at = sp.start
+		}
+	}
+	return append(text, l.buf[at:]), l
 }
 
 // layout is where Marshal put the parts of a File in its output.
 type layout struct {
+	// buf is what Marshal wrote itself: the text, but for the stories
+	// it kept as they were. The members' offsets are in buf.
+	buf     []byte
 	members []span // the top-level members
 	stories []span // the stories, in order
 }
 
 // span is a part of Marshal's output: for a member, its key and value; for
 // a story, its text, and whether that is the story's text as it was parsed.
+// A story's text is kept when it is a piece of its own, else at start:end.
 type span struct {
 	key              string
 	keyStart, keyEnd int
 	start, end       int
 	asParsed         bool
+	kept             []byte
+}
+
+// text returns the story's text in buf.
+func (sp span) text(buf []byte) []byte {
+	if sp.kept != nil {
+		return sp.kept
+	}
+	return buf[sp.start:sp.end:sp.end]
 }
 
 // appendObject appends t as an indented JSON object whose opening brace is at
@@ -123,9 +147,14 @@ func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth 
 func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 	start := len(b)
 	unchanged := s.unchanged()
-	if unchanged {
+	switch {
+	case unchanged && s.canonical && l != nil:
+		// The story's text is its piece of the output (see marshal).
+		l.stories = append(l.stories, span{start: start, end: start, asParsed: true, kept: s.raw})
+		return b
+	case unchanged:
 		b = appendRaw(b, s.raw, depth, s.canonical)
-	} else {
+	default:
 		var fs []field
 		if s.raw != nil {
 			fs = fieldsOf(s.raw)

@@ -21,9 +21,9 @@ type File struct {
 	Description string
 	Stories     []*Story
 
-	fields []field // top-level members as parsed, in order
-	orig   *File   // the header as parsed, to tell which fields changed
-	raw    []byte  // the text as parsed
+	fields []field  // top-level members as parsed, in order
+	orig   *File    // the header as parsed, to tell which fields changed
+	text   [][]byte // the text as parsed, in pieces (see marshal)
 	// ids is where each story was when the file last validated, by id:
 	// ids are unique then, so the story found there is the only one.
 	ids map[string]int
@@ -155,7 +155,18 @@ func before(a, b *Story) bool {
 // ParsedFrom reports whether f was parsed from the text data, whatever was
 // changed in f since: a caller that holds a File and reads the file again
 // can tell whether the text is still what it parsed.
-func (f *File) ParsedFrom(data []byte) bool { return f.raw != nil && bytes.Equal(f.raw, data) }
+func (f *File) ParsedFrom(data []byte) bool { return f.text != nil && isText(data, f.text) }
+
+// isText reports whether data is the pieces of text one after another.
+func isText(data []byte, text [][]byte) bool {
+	for _, p := range text {
+		if !bytes.HasPrefix(data, p) {
+			return false
+		}
+		data = data[len(p):]
+	}
+	return len(data) == 0
+}
 
 // Done reports whether every story passes. A file without stories is not done:
 // it never validates, and there is nothing to have finished.
@@ -203,10 +214,10 @@ func (f *File) Save(path string) error { return f.save(path, nil) }
 // save is Save with the directory's sync queued on q (see
 // atomicfile.WriteQueued).
 func (f *File) save(path string, q *durable.Queue) error {
-	data, l := f.marshal()
-	if err := atomicfile.WriteQueued(path, data, 0o644, q); err != nil {
+	text, l := f.marshal()
+	if err := atomicfile.WriteQueued(path, 0o644, q, text...); err != nil {
 		return err
 	}
-	remember(data, f, l)
+	remember(text, f, l)
 	return nil
 }

@@ -67,7 +67,7 @@ func probeWrites(dir string, stories int) error {
 		return err
 	}
 	var q durable.Queue
-	onPath, err := median(func() error { return atomicfile.WriteQueued(path, data, 0o644, &q) }, q.Wait)
+	onPath, err := median(func() error { return atomicfile.WriteQueued(path, 0o644, &q, data) }, q.Wait)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,21 +26,25 @@ var syncFile = (*os.File).Sync
 // gets perm. If path is a symlink, the file it points to is replaced and the link
 // is kept. On failure the temp file is removed and path is left untouched.
 func Write(path string, data []byte, perm os.FileMode) error {
-	return WriteQueued(path, data, perm, nil)
+	return WriteQueued(path, perm, nil, data)
 }
 
 // WriteQueued is Write with the last sync, the directory's that makes the
 // rename durable, queued on q (see package durable): path holds the new
 // content when it returns, and holds it after a crash of the machine once
 // q has run the sync. A nil q syncs at once, as Write does.
-func WriteQueued(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
-	if err := write(path, data, perm, q); err != nil {
+//
+// The content is the pieces of text one after another, so that a caller
+// whose new text is mostly an old one's need not copy it into one buffer
+// first.
+func WriteQueued(path string, perm os.FileMode, q *durable.Queue, text ...[]byte) error {
+	if err := write(path, text, perm, q); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-func write(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
+func write(path string, text [][]byte, perm os.FileMode, q *durable.Queue) error {
 	target, mode, err := resolve(path, perm)
 	if err != nil {
 		return err
@@ -51,7 +57,7 @@ func write(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
 	if err != nil {
 		return err
 	}
-	if err := fill(f, data, mode); err != nil {
+	if err := fill(f, text, mode); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return err
@@ -85,10 +91,25 @@ func write(path string, data []byte, perm os.FileMode, q *durable.Queue) error {
 	})
 }
 
-// fill writes data to the temp file f and makes it durable with its final mode.
-func fill(f *os.File, data []byte, mode os.FileMode) error {
-	if _, err := f.Write(data); err != nil {
-		return err
+// fill writes the pieces of text to the temp file f and makes it durable
+// with its final mode. Small pieces are gathered into writes of 64 KiB;
+// a large one is written as it is.
+func fill(f *os.File, text [][]byte, mode os.FileMode) error {
+	w := io.Writer(f)
+	var bw *bufio.Writer
+	if len(text) > 1 {
+		bw = bufio.NewWriterSize(f, 64<<10)
+		w = bw
+	}
+	for _, p := range text {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	if bw != nil {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
 	}
 	// CreateTemp makes the file 0600; set the final mode before the sync so that
 	// the mode is as durable as the data.

@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,7 +299,7 @@ func TestWriteQueued(t *testing.T) {
 	writeOld(t, path, "old\n", 0o644)
 	failSync(t, 2) // the temp file's sync is the first, the directory's the second
 	var q durable.Queue
-	if err := WriteQueued(path, []byte("new\n"), 0o644, &q); err != nil {
+	if err := WriteQueued(path, 0o644, &q, []byte("new\n")); err != nil {
 		t.Fatalf("WriteQueued: %v", err)
 	}
 	checkFile(t, path, "new\n", 0o644)
@@ -308,4 +310,24 @@ func TestWriteQueued(t *testing.T) {
 	if want := "write " + path + ": "; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q does not start with %q", err, want)
 	}
+}
+
+// TestWritePieces: the file holds the pieces one after another, small and
+// large, however many there are.
+func TestWritePieces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	var text [][]byte
+	var want strings.Builder
+	for i := range 20_000 {
+		p := []byte(fmt.Sprintf("piece %d,", i))
+		if i == 7_000 {
+			p = bytes.Repeat([]byte{'x'}, 200_000) // larger than a write
+		}
+		text = append(text, p, nil)
+		want.Write(p)
+	}
+	if err := WriteQueued(path, 0o600, nil, text...); err != nil {
+		t.Fatalf("WriteQueued: %v", err)
+	}
+	checkFile(t, path, want.String(), 0o600)
 }

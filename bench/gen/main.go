@@ -1,7 +1,9 @@
 // Command gen writes the files of a benchmark work directory: prd.json,
 // progress.txt and, with -agent, a harness.toml naming the agent. With
 // -probe it measures instead what the durable writes of an iteration cost on
-// the disk under -dir. bench/run uses it; it is not part of ralph.
+// the disk under -dir; with -rewrite it reads a file and replaces it
+// atomically with the same text, the floor of a save as a whole process.
+// bench/run uses it; it is not part of ralph.
 package main
 
 import (
@@ -25,7 +27,15 @@ func main() {
 	entries := flag.Int("entries", 0, "ledger entries in progress.txt")
 	agent := flag.String("agent", "", "also write harness.toml running this agent script (a path in -dir)")
 	probe := flag.Bool("probe", false, "print the median cost in ms of an atomic rewrite of a prd.json of -stories stories, of such a rewrite up to its rename, and of a synced append to a ledger, in -dir")
+	rewrite := flag.String("rewrite", "", "read this file and replace it atomically with what it read, and nothing else: the least a save of it costs")
 	flag.Parse()
+	if *rewrite != "" {
+		if err := rewriteFile(*rewrite); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *probe {
 		if err := probeWrites(*dir, *stories); err != nil {
 			fmt.Fprintln(os.Stderr, "gen:", err)
@@ -50,6 +60,17 @@ func run(dir string, stories, passing, entries int, agent string) error {
 		return nil
 	}
 	return os.WriteFile(filepath.Join(dir, "harness.toml"), []byte(fixture.Harness(agent)), 0o644)
+}
+
+// rewriteFile reads the file at path and replaces it atomically with the
+// same text, as a save of prd.json does, without parsing or changing it:
+// as a whole process, the floor of loading, picking and saving.
+func rewriteFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // probeWrites prints what an iteration's durable writes cost here: the

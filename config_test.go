@@ -169,15 +169,12 @@ func TestREADMEPresets(t *testing.T) {
 			t.Errorf("README.md names preset %q, which ralph does not know", name)
 			continue
 		}
-		argv := strings.Join(p.Argv, " ")
-		if p.PromptFlag != "" {
-			argv += " " + p.PromptFlag
-		}
+		argv := p.Argv
 		if p.PromptArg {
-			argv += " PROMPT"
+			argv = append(argv, agent.PromptArgs(p.PromptFlag, "PROMPT")...)
 		}
-		if argv != strings.TrimSuffix(command, ", stdin /dev/null") || p.PromptArg == stdin {
-			t.Errorf("preset %s runs %q (prompt as argument: %v); README.md says %q%s", name, argv, p.PromptArg, command, r[3])
+		if got := strings.Join(argv, " "); got != strings.TrimSuffix(command, ", stdin /dev/null") || p.PromptArg == stdin {
+			t.Errorf("preset %s runs %q (prompt as argument: %v); README.md says %q%s", name, got, p.PromptArg, command, r[3])
 		}
 	}
 }

@@ -87,7 +87,7 @@ type Options struct {
 	Env         []string         // the complete environment of the child (see Environ)
 	Prompt      string           // the prompt
 	PromptArg   bool             // true: prompt as the last argument and stdin is /dev/null; false: prompt on stdin, then stdin closed
-	PromptFlag  string           // with PromptArg: a flag put just before the prompt (copilot's -p)
+	PromptFlag  string           // with PromptArg: a flag put just before the prompt (copilot's -p), or joined to it (gemini's --prompt=)
 	Timeout     time.Duration    // hard limit (0: none)
 	IdleTimeout time.Duration    // no output (stdout or stderr) for this long: stopped (0: none)
 	Grace       time.Duration    // SIGINT → SIGKILL delay (0: 5s)
@@ -165,11 +165,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		argv = argv[:len(argv):len(argv)]
-		if o.PromptFlag != "" {
-			argv = append(argv, o.PromptFlag)
-		}
-		argv = append(argv, o.Prompt)
+		argv = append(argv[:len(argv):len(argv)], PromptArgs(o.PromptFlag, o.Prompt)...)
 	} else {
 		stdin = strings.NewReader(o.Prompt)
 	}

@@ -422,3 +422,21 @@ func golden(tb testing.TB, file, got string) {
 		tb.Errorf("%s differs (run with -update to rewrite it)\ngot:\n%s\nwant:\n%s", file, got, want)
 	}
 }
+
+// TestPromptArgs: a preset's prompt flag goes before the prompt, or is
+// joined to it when it ends in "=", so that a prompt starting with "-" is
+// no flag.
+func TestPromptArgs(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		want []string
+	}{
+		{"", []string{"- the task"}},
+		{"-p", []string{"-p", "- the task"}},
+		{"--prompt=", []string{"--prompt=- the task"}},
+	} {
+		if got := PromptArgs(c.flag, "- the task"); !slices.Equal(got, c.want) {
+			t.Errorf("PromptArgs(%q) = %q, want %q", c.flag, got, c.want)
+		}
+	}
+}

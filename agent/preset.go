@@ -1,6 +1,9 @@
 package agent
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Preset is how to run one agent CLI headless and unattended.
 type Preset struct {
@@ -10,7 +13,8 @@ type Preset struct {
 	Argv      []string
 	PromptArg bool
 	// PromptFlag goes just before the prompt, after agent.args, for CLIs
-	// whose prompt is a flag's value.
+	// whose prompt is a flag's value; one that ends in "=" is joined to
+	// the prompt in one argument (see PromptArgs).
 	PromptFlag string
 	Format     Format
 }
@@ -30,13 +34,16 @@ var presets = map[string]Preset{
 		Format:    CodexJSON,
 	},
 	"gemini": {
-		// The prompt is gemini's positional query, not -p's value, so that
-		// agent.args can come between; gemini runs headless all the same,
-		// its stdout being no terminal. In a folder not trusted yet, gemini
-		// turns --yolo back into asking: --skip-trust trusts it for the run.
-		Argv:      []string{"gemini", "--yolo", "--skip-trust", "-o", "stream-json"},
-		PromptArg: true,
-		Format:    GeminiStreamJSON,
+		// --prompt runs gemini headless. Its value is joined to the flag,
+		// so that gemini cannot take a prompt that starts with "-" (a
+		// template opening with a list, say) for flags of its own, as it
+		// does a positional query or a separate value. In a folder not
+		// trusted yet, gemini turns --yolo back into asking: --skip-trust
+		// trusts it for the run.
+		Argv:       []string{"gemini", "--yolo", "--skip-trust", "-o", "stream-json"},
+		PromptArg:  true,
+		PromptFlag: "--prompt=",
+		Format:     GeminiStreamJSON,
 	},
 	"opencode": {
 		// --auto approves every permission that is not explicitly denied
@@ -67,6 +74,19 @@ var presets = map[string]Preset{
 		PromptFlag: "-p",
 		Format:     Text,
 	},
+}
+
+// PromptArgs returns the arguments that pass prompt after flag, a preset's
+// PromptFlag: one argument when flag ends in "=", two otherwise, and the
+// prompt alone when there is no flag.
+func PromptArgs(flag, prompt string) []string {
+	switch {
+	case flag == "":
+		return []string{prompt}
+	case strings.HasSuffix(flag, "="):
+		return []string{flag + prompt}
+	}
+	return []string{flag, prompt}
 }
 
 // LookupPreset returns the preset called name.

@@ -51,7 +51,9 @@ func geminiShowProblem(p *Problem) string {
 }
 
 // The transcripts in testdata/gemini were captured from Gemini CLI 0.61.0
-// (gemini --yolo --skip-trust -o stream-json --prompt=PROMPT) run against
+// (gemini --yolo --skip-trust -o stream-json PROMPT, the prompt as the
+// positional query; the preset now passes --prompt=PROMPT, and the end to
+// end tests read its output with the same reader) run against
 // internal/fakemodel by e2e's TestGeminiCapture, with general.maxAttempts 1
 // and a model of its own for the errors it would otherwise retry; <case>.exit
 // holds the exit status and <case>.golden the view.

@@ -2,14 +2,18 @@
 // progress.txt and, with -agent, a harness.toml naming the agent. With
 // -probe it measures instead what the durable writes of an iteration cost on
 // the disk under -dir; with -rewrite it reads a file and replaces it
-// atomically with the same text, the floor of a save as a whole process.
+// atomically with the same text, the floor of a save as a whole process;
+// with -spawn it runs an agent again and again, the floor of a loop.
 // bench/run uses it; it is not part of ralph.
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -28,22 +32,21 @@ func main() {
 	agent := flag.String("agent", "", "also write harness.toml running this agent script (a path in -dir)")
 	probe := flag.Bool("probe", false, "print the median cost in ms of an atomic rewrite of a prd.json of -stories stories, of such a rewrite up to its rename, and of a synced append to a ledger, in -dir")
 	rewrite := flag.String("rewrite", "", "read this file and replace it atomically with what it read, and nothing else: the least a save of it costs")
+	spawn := flag.Int("spawn", 0, "run -agent this many times, one after another, with the file -prompt on its stdin through a pipe and its output read through another, and nothing else: the least a Go program running the agent costs")
+	prompt := flag.String("prompt", "", "with -spawn: the prompt's file")
 	flag.Parse()
-	if *rewrite != "" {
-		if err := rewriteFile(*rewrite); err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case *rewrite != "":
+		err = rewriteFile(*rewrite)
+	case *spawn > 0:
+		err = spawnAgent(*agent, *prompt, *spawn)
+	case *probe:
+		err = probeWrites(*dir, *stories)
+	default:
+		err = run(*dir, *stories, *passing, *entries, *agent)
 	}
-	if *probe {
-		if err := probeWrites(*dir, *stories); err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(*dir, *stories, *passing, *entries, *agent); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -71,6 +74,26 @@ func rewriteFile(path string) error {
 		return err
 	}
 	return atomicfile.Write(path, data, 0o644)
+}
+
+// spawnAgent runs the agent n times, one after another, with the prompt in
+// the file at promptPath on its stdin and its stdout read, as ralph runs it
+// through os/exec's pipes, and does nothing else: as a whole process, the
+// floor of a loop written in Go.
+func spawnAgent(agent, promptPath string, n int) error {
+	prompt, err := os.ReadFile(promptPath)
+	if err != nil {
+		return err
+	}
+	for range n {
+		cmd := exec.Command(agent)
+		cmd.Stdin = bytes.NewReader(prompt)
+		cmd.Stdout = io.Discard
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w", agent, err)
+		}
+	}
+	return nil
 }
 
 // probeWrites prints what an iteration's durable writes cost here: the

@@ -173,7 +173,7 @@ func remember(text [][]byte, f *File, l *layout) {
 		m = &memo{text: text, buf: l.buf, members: l.members, stories: make([]memoStory, len(f.Stories))}
 		for i, s := range f.Stories {
 			sp := l.stories[i]
-			m.stories[i] = memoStory{raw: sp.text(l.buf)}
+			m.stories[i] = memoStory{raw: sp.text}
 			if sp.asParsed {
 				m.stories[i].orig = s.orig
 			}

@@ -27,51 +27,43 @@ func (f *File) Marshal() ([]byte, error) {
 }
 
 // marshal is Marshal in pieces, saying where each top-level member and each
-// story went. The text of a story written as it was parsed, when that is
-// laid out as Marshal writes it, is a piece of its own, not a copy: saving
-// a file of ten thousand stories after a change to one of them copies
-// nothing of the others.
+// story went. Each story's text is a piece of its own: the text it was
+// parsed from when Marshal would write that as it is, so that saving a file
+// of ten thousand stories after a change to one of them copies nothing of
+// the others; its own small buffer otherwise, so that what Parse remembers
+// of a story never keeps a whole earlier output alive.
 func (f *File) marshal() (text [][]byte, l *layout) {
 	l = &layout{stories: make([]span, 0, len(f.Stories))}
 	b := make([]byte, 0, 4096)
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
 	l.buf = append(b, '\n')
+	text = make([][]byte, 0, 2*len(l.stories)+1)
 	at := 0
 	for _, sp := range l.stories {
-		if sp.kept != nil {
-			text = append(text, l.buf[at:sp.start], sp.kept)
-			at = sp.start
-		}
+		text = append(text, l.buf[at:sp.start], sp.text)
+		at = sp.start
 	}
 	return append(text, l.buf[at:]), l
 }
 
 // layout is where Marshal put the parts of a File in its output.
 type layout struct {
-	// buf is what Marshal wrote itself: the text, but for the stories
-	// it kept as they were. The members' offsets are in buf.
+	// buf is what Marshal wrote but the stories: the members' offsets
+	// are in buf.
 	buf     []byte
 	members []span // the top-level members
 	stories []span // the stories, in order
 }
 
-// span is a part of Marshal's output: for a member, its key and value; for
-// a story, its text, and whether that is the story's text as it was parsed.
-// A story's text is kept when it is a piece of its own, else at start:end.
+// span is a part of Marshal's output: for a member, its key and value in
+// buf; for a story, where in buf its text goes (start), the text, and
+// whether that is the story's text as it was parsed.
 type span struct {
 	key              string
 	keyStart, keyEnd int
 	start, end       int
 	asParsed         bool
-	kept             []byte
-}
-
-// text returns the story's text in buf.
-func (sp span) text(buf []byte) []byte {
-	if sp.kept != nil {
-		return sp.kept
-	}
-	return buf[sp.start:sp.end:sp.end]
+	text             []byte
 }
 
 // appendObject appends t as an indented JSON object whose opening brace is at
@@ -142,28 +134,29 @@ func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth 
 	return append(b, '}')
 }
 
-// appendStory appends s as an indented JSON object at nesting depth depth.
-// A story that did not change is its text as parsed.
+// appendStory writes s as an indented JSON object at nesting depth depth:
+// a story that did not change is its text as parsed. With a layout, the
+// text is noted there as the story's piece of the output (see marshal),
+// else appended to b.
 func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
-	start := len(b)
 	unchanged := s.unchanged()
+	var text []byte
 	switch {
-	case unchanged && s.canonical && l != nil:
-		// The story's text is its piece of the output (see marshal).
-		l.stories = append(l.stories, span{start: start, end: start, asParsed: true, kept: s.raw})
-		return b
+	case unchanged && s.canonical:
+		text = s.raw
 	case unchanged:
-		b = appendRaw(b, s.raw, depth, s.canonical)
+		text = appendRaw(nil, s.raw, depth, s.canonical)
 	default:
 		var fs []field
 		if s.raw != nil {
 			fs = fieldsOf(s.raw)
 		}
-		b = appendObject(b, s, s.orig, fs, storyKeys, depth, s.canonical, nil)
+		text = appendObject(nil, s, s.orig, fs, storyKeys, depth, s.canonical, nil)
 	}
-	if l != nil {
-		l.stories = append(l.stories, span{start: start, end: len(b), asParsed: unchanged})
+	if l == nil {
+		return append(b, text...)
 	}
+	l.stories = append(l.stories, span{start: len(b), asParsed: unchanged, text: text[:len(text):len(text)]})
 	return b
 }
 

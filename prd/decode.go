@@ -417,13 +417,20 @@ func (d *decoder) stories(v []byte, off int) []*Story {
 }
 
 // strs returns an empty slice with room for n strings, cut from a larger
-// allocation that no other slice shares room with.
+// allocation that no other slice shares room with. The decoder of a whole
+// file cuts them from blocks shared by many stories; one that decodes a
+// single story (after Save, or a story added) allocates what it needs, as
+// Parse may remember that story for as long as the loop runs.
 func (d *decoder) strs(n int) []string {
 	if n == 0 {
 		return []string{}
 	}
 	if n > len(d.slab) {
-		d.slab = make([]string, max(n, 1024))
+		size := n
+		if d.opens != nil { // a whole file, scanned
+			size = max(n, 1024)
+		}
+		d.slab = make([]string, size)
 	}
 	s := d.slab[:0:n]
 	d.slab = d.slab[n:]

@@ -336,3 +336,19 @@ func TestParseSyntaxErrorUnwraps(t *testing.T) {
 		t.Errorf("error %q does not name work/prd.json:1:2", err)
 	}
 }
+
+// TestStoryDecodeKeepsNoSpare: a story decoded on its own, as one that
+// Save changed is on the next Parse, takes only the room its lists need:
+// Parse may remember the story, and so the block its lists were cut from,
+// for as long as the loop runs.
+func TestStoryDecodeKeepsNoSpare(t *testing.T) {
+	d := &decoder{text: newText([]byte(`{"id": "A", "title": "a", "acceptanceCriteria": ["x", "y"], "dependsOn": ["B"]}`)), name: "prd.json"}
+	var s Story
+	decodeObject(d, &s, d.fields(0, nil), storyKeys)
+	if len(d.errs) > 0 || len(s.AcceptanceCriteria) != 2 || len(s.DependsOn) != 1 {
+		t.Fatalf("decoded %+v, errors %v", s, d.errs)
+	}
+	if len(d.slab) != 0 {
+		t.Errorf("the story's lists were cut from a block with room for %d more strings", len(d.slab))
+	}
+}

@@ -134,10 +134,9 @@ func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth 
 	return append(b, '}')
 }
 
-// appendStory writes s as an indented JSON object at nesting depth depth:
-// a story that did not change is its text as parsed. With a layout, the
-// text is noted there as the story's piece of the output (see marshal),
-// else appended to b.
+// appendStory writes s as an indented JSON object at nesting depth depth,
+// a story that did not change as its text as parsed, and notes the text in
+// l as the story's piece of the output, at the end of b (see marshal).
 func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 	unchanged := s.unchanged()
 	var text []byte
@@ -153,10 +152,7 @@ func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 		}
 		text = appendObject(nil, s, s.orig, fs, storyKeys, depth, s.canonical, nil)
 	}
-	if l == nil {
-		return append(b, text...)
-	}
-	l.stories = append(l.stories, span{start: len(b), asParsed: unchanged, text: text[:len(text):len(text)]})
+	l.stories = append(l.stories, span{start: len(b), asParsed: unchanged, text: slices.Clip(text)})
 	return b
 }
 
@@ -183,7 +179,7 @@ func appendRaw(b, v []byte, depth int, canonical bool) []byte {
 }
 
 // appendValue appends a value returned by a key's get at nesting depth depth,
-// noting where the stories went in l, if not nil.
+// noting where the stories went in l: a list of stories needs one.
 func appendValue(b []byte, v any, depth int, l *layout) []byte {
 	stories, ok := v.(storyList)
 	if !ok {

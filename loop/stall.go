@@ -39,7 +39,10 @@ func treeSum(files []fileInfo) [32]byte {
 }
 
 var (
-	errorLineRE = lazyre.New(`(?i)\b(errors?|fail|failed|failures?|panic|panicked|expected|assertion|exception|cannot|undefined)\b`)
+	// A line that says what failed: a failure word, or the name of an
+	// error or exception (TypeError, AssertionError); not "stderr" or
+	// "failover".
+	errorLineRE = lazyre.New(`(?i)(?:error|exception)s?\b|\b(?:fail|failed|failures?|panic|panicked|expected|assert|assertion|cannot|undefined|want)\b`)
 	// Terminal escapes and the marks the ledger puts for control bytes:
 	// a failure reads the same in colour, plain, or read back.
 	escapeRE = lazyre.New("(?:\x1b|\uFFFD)\\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f\uFFFD]")
@@ -166,8 +169,10 @@ func knownFailure(baseline []progress.Check, name, out string) bool {
 		if b.Name != name || b.Passed {
 			continue
 		}
+		// Both sides are read as the baseline was kept: its first
+		// maxBaselineLines failure lines.
 		before := failureLines(b.Excerpt, 0)
-		now := failureLines(out, 0)
+		now := failureLines(out, maxBaselineLines)
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}

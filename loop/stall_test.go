@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/progress"
@@ -32,6 +34,32 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// TestFailureLines: the lines that say what failed are picked, in the
+// usual languages' words, and a line that only mentions such a word in
+// passing is not.
+func TestFailureLines(t *testing.T) {
+	for _, line := range []string{
+		"--- FAIL: TestX (0.12s)",
+		"x_test.go:42: got 3, want 4",
+		"AssertionError: assert 3 == 4",
+		"TypeError: x is not a function",
+		"ReferenceError: foo is not defined",
+		"ModuleNotFoundError: No module named 'foo'",
+		"panic: runtime error: index out of range",
+		"error[E0308]: mismatched types",
+		"FAILED tests/test_x.py::test_y - assert 1 == 2",
+	} {
+		if got := failureLines("ok\n"+line+"\nok\n", 0); len(got) != 1 {
+			t.Errorf("failureLines of %q = %q, want the line", line, got)
+		}
+	}
+	for _, line := range []string{"reading stderr", "failover to the replica", "ok  example.com/x 0.01s"} {
+		if got := failureLines("--- FAIL: TestX\n"+line, 0); len(got) != 1 {
+			t.Errorf("failureLines picked %q: %q", line, got)
+		}
+	}
+}
+
 func TestKnownFailure(t *testing.T) {
 	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy (0.01s)\nFAIL"}}
 	if !knownFailure(baseline, "unit", "--- FAIL: TestLegacy (0.02s)\nFAIL") {
@@ -52,6 +80,17 @@ func TestKnownFailureEdges(t *testing.T) {
 	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy (0.01s)"}}
 	if knownFailure(baseline, "unit", "") {
 		t.Error("a silent failure is taken for known")
+	}
+	// A check failing in more ways than a baseline keeps is known when it
+	// fails the same way again.
+	var many strings.Builder
+	for i := range maxBaselineLines + 50 {
+		fmt.Fprintf(&many, "--- FAIL: TestLegacy%c%c\n", 'a'+i/26, 'a'+i%26)
+	}
+	out := many.String()
+	kept := []progress.Check{{Name: "unit", Excerpt: strings.Join(failureLines(out, maxBaselineLines), "\n")}}
+	if !knownFailure(kept, "unit", out) {
+		t.Errorf("a failure of %d lines is not known against its own baseline", maxBaselineLines+50)
 	}
 	// The ledger keeps control bytes as U+FFFD; the live output has them raw.
 	coloured := []progress.Check{{Name: "unit", Excerpt: "\uFFFD[31m--- FAIL: TestLegacy (0.01s)\uFFFD[0m"}}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -167,7 +168,7 @@ type guarded struct {
 // notes) are kept. read is prd.json as the iteration read it before the
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
-func (s snapshot) guard(ctx context.Context, o *Options, read *prd.File, storyID string) (guarded, error) {
+func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
 	f, tampered, err := s.guardPRD(o, read, storyID)
 	if err != nil {
 		return guarded{}, err
@@ -188,7 +189,7 @@ func (s snapshot) guard(ctx context.Context, o *Options, read *prd.File, storyID
 			tampered = append(tampered, HarnessFile+": the agent changed it; ralph restored the file")
 		}
 	}
-	note, err := s.guardProgress(o)
+	note, err := s.guardProgress(o, ledger)
 	if err != nil {
 		return guarded{}, err
 	}
@@ -256,22 +257,35 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.Fil
 
 // guardProgress removes what the agent appended to progress.txt: the ledger
 // is ralph's alone. A change anywhere else may be a person editing the head,
-// so it is only reported.
-func (s snapshot) guardProgress(o *Options) (string, error) {
+// so it is only reported. A file too large to have been copied that the
+// agent removed is put back from the one the ledger holds open.
+func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger) (string, error) {
 	if s.progress != nil {
 		return s.guardLedger(o)
 	}
 	path := o.path(ProgressFile)
 	size, end, err := fileEnd(path, s.progressSize)
+	removed := errors.Is(err, fs.ErrNotExist)
+	if removed {
+		if _, err := ledger.Follow(); err != nil {
+			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+		}
+		size, end, err = fileEnd(path, s.progressSize)
+	}
 	if err != nil {
 		return "", err
 	}
 	switch {
-	case size == s.progressSize && bytes.Equal(end, s.progressEnd):
+	case size == s.progressSize && bytes.Equal(end, s.progressEnd) && !removed:
 		return "", nil
-	case size > s.progressSize && bytes.Equal(end, s.progressEnd):
-		if err := os.Truncate(path, s.progressSize); err != nil {
-			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+	case size >= s.progressSize && bytes.Equal(end, s.progressEnd):
+		if size > s.progressSize {
+			if err := os.Truncate(path, s.progressSize); err != nil {
+				return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+			}
+		}
+		if removed {
+			return ProgressFile + ": the agent removed it; ralph restored it", nil
 		}
 		return fmt.Sprintf("%s: the agent appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, size-s.progressSize), nil
 	}

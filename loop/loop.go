@@ -469,7 +469,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.emit(ev)
 
-	g, err := snap.guard(ctx, o, f, story.ID)
+	g, err := snap.guard(ctx, o, it.ledger, f, story.ID)
 	if err != nil {
 		return it.failed(err)
 	}

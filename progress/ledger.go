@@ -3,9 +3,11 @@ package progress
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
+	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
 )
@@ -85,7 +87,7 @@ const lastWindow = 4 << 10
 // all of it), with a single write call, and syncs the file or queues its
 // sync.
 func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
-	if err := l.reopenIfReplaced(); err != nil {
+	if _, err := l.Follow(); err != nil {
 		return err
 	}
 	st, err := l.f.Stat()
@@ -112,29 +114,38 @@ func bare(err error) error {
 	return err
 }
 
-// reopenIfReplaced follows the path when progress.txt was replaced while
-// open, as editors that save by renaming a new file over the old one do when
-// a human edits the head. Appending to the old, unlinked file would lose
-// every entry from then on.
-func (l *Ledger) reopenIfReplaced() error {
+// Follow makes the ledger hold the file at its path again. When the file
+// was replaced while open, as editors that save by renaming a new file over
+// the old one do when a human edits the head, it opens the new one:
+// appending to the old, unlinked file would lose every entry from then on.
+// When the file was removed, it first puts back what the file it holds
+// has, whole, so that no entry is lost: restored says so. Every append
+// follows the path this way.
+func (l *Ledger) Follow() (restored bool, err error) {
 	held, err := l.f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
 	now, err := os.Stat(l.path)
 	if err == nil && os.SameFile(held, now) {
-		return nil
+		return false, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := atomicfile.Copy(l.path, io.NewSectionReader(l.f, 0, held.Size()), held.Mode().Perm()); err != nil {
+			return false, fmt.Errorf("restore removed file: %w", err)
+		}
+		restored = true
 	}
 	f, err := openLocked(l.path)
 	if err != nil {
-		return fmt.Errorf("reopen replaced file: %w", err)
+		return restored, fmt.Errorf("reopen replaced file: %w", err)
 	}
 	// The syncs queued for the old file must find it open; whether they
 	// failed, the queue's next Wait says.
 	l.q.Wait()
 	l.f.Close()
 	l.f = f
-	return nil
+	return restored, nil
 }
 
 // Close waits for the syncs queued for the file, releases the lock and

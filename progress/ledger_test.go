@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -177,6 +178,49 @@ func TestAppendAfterReplace(t *testing.T) {
 	}
 	if _, err := Open(path); !errors.Is(err, ErrLocked) {
 		t.Errorf("Open of the replaced file: err = %v, want %v", err, ErrLocked)
+	}
+}
+
+// TestAppendAfterRemove: a progress.txt removed while ralph holds it open
+// comes back whole, head and entries, before the next entry is appended;
+// Follow says that it put it back.
+func TestAppendAfterRemove(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	if err := os.WriteFile(path, []byte("# notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t, path)
+	if err := l.Append(entryN(1)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := l.Follow(); err != nil || !restored {
+		t.Fatalf("Follow after a remove = %v, %v; want it restored", restored, err)
+	}
+	if restored, err := l.Follow(); err != nil || restored {
+		t.Errorf("Follow again = %v, %v; want nothing to do", restored, err)
+	}
+	if err := l.Append(entryN(2)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(after, before) {
+		t.Errorf("after remove: %q, %v; want it to start with what it held before, %q", after, err, before)
+	}
+	if _, entries, _ := parseFile(t, path); !reflect.DeepEqual(iterations(entries), []int{1, 2}) {
+		t.Errorf("after remove: iterations %v, want 1, 2", iterations(entries))
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("restored file: %v, %v; want mode 0600", info, err)
+	}
+	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Errorf("Open of the restored file: err = %v, want %v", err, ErrLocked)
 	}
 }
 

@@ -38,13 +38,35 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // whose new text is mostly an old one's need not copy it into one buffer
 // first.
 func WriteQueued(path string, perm os.FileMode, q *durable.Queue, text ...[]byte) error {
-	if err := write(path, text, perm, q); err != nil {
+	return write(path, perm, q, func(w io.Writer) error {
+		for _, p := range text {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Copy is Write with the content read from r to its end, for a content too
+// large to hold in memory.
+func Copy(path string, r io.Reader, perm os.FileMode) error {
+	return write(path, perm, nil, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
+}
+
+// write replaces the file at path with what content writes, as Write says.
+func write(path string, perm os.FileMode, q *durable.Queue, content func(io.Writer) error) error {
+	if err := replace(path, perm, q, content); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-func write(path string, text [][]byte, perm os.FileMode, q *durable.Queue) error {
+// replace is write, its errors without the file's name.
+func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Writer) error) error {
 	target, mode, err := resolve(path, perm)
 	if err != nil {
 		return err
@@ -57,7 +79,7 @@ func write(path string, text [][]byte, perm os.FileMode, q *durable.Queue) error
 	if err != nil {
 		return err
 	}
-	if err := fill(f, text, mode); err != nil {
+	if err := fill(f, content, mode); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return err
@@ -91,25 +113,15 @@ func write(path string, text [][]byte, perm os.FileMode, q *durable.Queue) error
 	})
 }
 
-// fill writes the pieces of text to the temp file f and makes it durable
-// with its final mode. Small pieces are gathered into writes of 64 KiB;
-// a large one is written as it is.
-func fill(f *os.File, text [][]byte, mode os.FileMode) error {
-	w := io.Writer(f)
-	var bw *bufio.Writer
-	if len(text) > 1 {
-		bw = bufio.NewWriterSize(f, 64<<10)
-		w = bw
+// fill writes the content to the temp file f, gathering small writes into
+// writes of 64 KiB, and makes it durable with its final mode.
+func fill(f *os.File, content func(io.Writer) error, mode os.FileMode) error {
+	w := bufio.NewWriterSize(f, 64<<10)
+	if err := content(w); err != nil {
+		return err
 	}
-	for _, p := range text {
-		if _, err := w.Write(p); err != nil {
-			return err
-		}
-	}
-	if bw != nil {
-		if err := bw.Flush(); err != nil {
-			return err
-		}
+	if err := w.Flush(); err != nil {
+		return err
 	}
 	// CreateTemp makes the file 0600; set the final mode before the sync so that
 	// the mode is as durable as the data.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 )
@@ -330,4 +332,20 @@ func TestWritePieces(t *testing.T) {
 		t.Fatalf("WriteQueued: %v", err)
 	}
 	checkFile(t, path, want.String(), 0o600)
+}
+
+// TestCopy: the file gets what the reader has, to its end, and keeps its
+// mode; a reader that fails leaves the file as it was.
+func TestCopy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	writeOld(t, path, "old\n", 0o640)
+	big := strings.Repeat("an entry of the ledger\n", 50_000)
+	if err := Copy(path, strings.NewReader(big), 0o644); err != nil {
+		t.Fatalf("Copy: %v", err)
+	}
+	checkFile(t, path, big, 0o640)
+	if err := Copy(path, io.MultiReader(strings.NewReader("torn"), iotest.ErrReader(errSync)), 0o644); !errors.Is(err, errSync) {
+		t.Errorf("Copy from a failing reader: %v, want its error", err)
+	}
+	checkFile(t, path, big, 0o640)
 }

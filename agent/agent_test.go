@@ -433,6 +433,7 @@ func TestPromptArgs(t *testing.T) {
 	}{
 		{"", []string{"- the task"}},
 		{"-p", []string{"-p", "- the task"}},
+		{"--", []string{"--", "- the task"}},
 		{"--prompt=", []string{"--prompt=- the task"}},
 	} {
 		if got := PromptArgs(c.flag, "- the task"); !slices.Equal(got, c.want) {

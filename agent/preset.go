@@ -28,10 +28,12 @@ var presets = map[string]Preset{
 	},
 	"codex": {
 		// codex reads an open stdin to its end: the prompt goes as an
-		// argument, and stdin is /dev/null.
-		Argv:      []string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"},
-		PromptArg: true,
-		Format:    CodexJSON,
+		// argument, and stdin is /dev/null. After "--", so that a prompt
+		// that starts with "-" is no flag.
+		Argv:       []string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"},
+		PromptArg:  true,
+		PromptFlag: "--",
+		Format:     CodexJSON,
 	},
 	"gemini": {
 		// --prompt runs gemini headless. Its value is joined to the flag,

@@ -81,6 +81,15 @@ func codexHarness(bin string) string {
 	return presetHarness("codex", bin, `"--strict-config"`, "60s", "30s")
 }
 
+// codexGreeting is the conversation of greetingPRD's story for codex.
+var codexGreeting = fakemodel.Conversation{
+	Match: "codex-story-greeting",
+	Steps: []fakemodel.Step{
+		{Tool: fakemodel.Shell("exec_command", "echo hello > hello.txt")},
+		{Text: "Wrote hello.txt.\nLearning: codex writes files with exec_command\n<ralph>done</ralph>"},
+	},
+}
+
 // TestCodexLoop: ralph drives the real codex through two stories. Codex
 // writes the files with its own tools (a shell command through
 // exec_command, a new file through apply_patch), the checks pass only when
@@ -91,13 +100,7 @@ func TestCodexLoop(t *testing.T) {
 		return
 	}
 	s := startServer(t,
-		fakemodel.Conversation{
-			Match: "codex-story-greeting",
-			Steps: []fakemodel.Step{
-				{Tool: fakemodel.Shell("exec_command", "echo hello > hello.txt")},
-				{Text: "Wrote hello.txt.\nLearning: codex writes files with exec_command\n<ralph>done</ralph>"},
-			},
-		},
+		codexGreeting,
 		fakemodel.Conversation{
 			Match: "codex-story-farewell",
 			Steps: []fakemodel.Step{
@@ -126,6 +129,17 @@ func TestCodexLoop(t *testing.T) {
 		})
 }
 
+// TestCodexDashPrompt: a prompt that starts with "-" reaches codex as its
+// prompt (see wantListPrompt).
+func TestCodexDashPrompt(t *testing.T) {
+	bin := findCLI(t, "codex", "codex")
+	if inNetns(t) {
+		return
+	}
+	s := startServer(t, codexGreeting)
+	wantListPrompt(t, codexHarness(bin), "codex", codexEnv(t, s))
+}
+
 // TestCodexRateLimit: every answer codex gets in its first run is a 429,
 // until its own retries give up and it reports the rate limit; ralph waits
 // (retry_backoff) and runs the iteration again, which is not an attempt,
@@ -135,14 +149,9 @@ func TestCodexRateLimit(t *testing.T) {
 	if inNetns(t) {
 		return
 	}
-	s := startServer(t, fakemodel.Conversation{
-		Match: "codex-story-greeting",
-		Steps: []fakemodel.Step{
-			{Tool: fakemodel.Shell("exec_command", "echo hello > hello.txt")},
-			{Text: "Wrote hello.txt.\n<ralph>done</ralph>"},
-		},
-		Faults: map[int][]fakemodel.Fault{0: repeatFault(fakemodel.Fault{Status: 429}, codexRequests)},
-	})
+	conv := codexGreeting
+	conv.Faults = map[int][]fakemodel.Fault{0: repeatFault(fakemodel.Fault{Status: 429}, codexRequests)}
+	s := startServer(t, conv)
 	dir := writeProject(t, codexHarness(bin), greetingPRD("Codex e2e", "codex"), "## Codebase Patterns\n")
 	_, stderr := runLoop(t, dir, codexEnv(t, s), 0)
 	wantServed(t, s, 429, codexRequests)

@@ -339,6 +339,18 @@ func greetingPRD(project, cli string) string {
 	return fmt.Sprintf(`{"project": %q, "userStories": [{"id": "US-001", "title": "Greeting", "description": "Write hello.txt (%s-story-greeting).", "priority": 1, "passes": false}]}`, project, cli)
 }
 
+// wantListPrompt runs the loop over greetingPRD's one story with a prompt
+// template that opens with a list, so that the prompt starts with "-", and
+// wants the story done: a CLI that takes its prompt as an argument must not
+// read such a prompt as flags of its own.
+func wantListPrompt(t testing.TB, harness, cli string, env []string) {
+	t.Helper()
+	dir := writeProject(t, harness+"\n[prompt]\ntemplate = \"list.tmpl\"\n", greetingPRD(cli+" e2e", cli), "## Codebase Patterns\n")
+	writeFilesIn(t, dir, map[string]string{"list.tmpl": "- task {{.Story.ID}}: {{.Story.Description}}\n- end with <ralph>done</ralph>\n"})
+	runLoop(t, dir, env, 0)
+	wantFile(t, dir, "hello.txt", "hello\n")
+}
+
 // wantStoriesDone checks the end of a loop through storiesPRD: hello.txt
 // and bye.txt written, ralph's view showing view and no raw JSON, the
 // ledger holding both iterations, done, and ledger, with one usage line

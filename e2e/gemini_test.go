@@ -110,21 +110,15 @@ func TestGeminiLoop(t *testing.T) {
 	}
 }
 
-// TestGeminiDashPrompt: a prompt template that opens with a list, so that
-// the prompt starts with "-", reaches gemini as its prompt: gemini reads a
-// positional query or a flag's separate value that starts with "-" as
-// flags of its own.
+// TestGeminiDashPrompt: a prompt that starts with "-" reaches gemini as its
+// prompt (see wantListPrompt).
 func TestGeminiDashPrompt(t *testing.T) {
 	bin := findCLI(t, "gemini", "gemini")
 	if inNetns(t) {
 		return
 	}
 	s := startServer(t, geminiGreeting)
-	harness := geminiHarness(bin, "") + "\n[prompt]\ntemplate = \"list.tmpl\"\n"
-	dir := writeProject(t, harness, greetingPRD("Gemini e2e", "gemini"), "## Codebase Patterns\n")
-	writeFilesIn(t, dir, map[string]string{"list.tmpl": "- task {{.Story.ID}}: {{.Story.Description}}\n- end with <ralph>done</ralph>\n"})
-	runLoop(t, dir, geminiEnv(t, s, "", ""), 0)
-	wantFile(t, dir, "hello.txt", "hello\n")
+	wantListPrompt(t, geminiHarness(bin, ""), "gemini", geminiEnv(t, s, "", ""))
 }
 
 // TestGeminiRateLimit: gemini's first request of the story gets a 429 for

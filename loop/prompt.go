@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 	"github.com/ralph-harness/ralph/templates"
@@ -187,14 +188,11 @@ func recap(e progress.Entry) string {
 	return b.String()
 }
 
-// cutHead keeps the last n bytes of s: a failure's end says the most.
+// cutHead keeps the last n bytes of s, marked when cut: a failure's end
+// says the most.
 func cutHead(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := len(s) - n
-	for i < len(s) && s[i]&0xC0 == 0x80 {
-		i++
-	}
-	return "[…]" + s[i:]
+	return "[…]" + textcut.Tail(s, n)
 }

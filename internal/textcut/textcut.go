@@ -9,7 +9,8 @@ import (
 
 // Head returns s when it is at most n bytes long; otherwise the longest
 // start of s that ends on a rune boundary and leaves room for mark, with
-// mark after it, at most n bytes in all.
+// mark after it: at most n bytes in all, or mark alone when n leaves no
+// room for more.
 func Head(s string, n int, mark string) string {
 	if len(s) <= n {
 		return s

@@ -60,8 +60,9 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
 				defer view.close()
 				o.Out, o.OnEvent = view.writer(o.Out), view.event
-				// stderr goes through the view only when it is the same
-				// terminal: into a file, it cannot disturb the screen.
+				// stderr goes through the view only when it is a terminal
+				// too (the same one, in practice): into a file or a pipe,
+				// it cannot disturb the screen.
 				if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
 					o.Err = view.writer(o.Err)
 				}

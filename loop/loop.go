@@ -67,8 +67,11 @@ type Options struct {
 	inGit *bool
 	// bufs are the buffers the files are read into (buffers).
 	bufs *buffers
-	// redactor keeps secrets out of what the loop writes; built on first use.
+	// redactor keeps secrets out of what the loop writes; built on first
+	// use, from the environment, agent.env and pastEnv, the agent.env of
+	// every harness.toml the run reloaded from.
 	redactor *redact.Redactor
+	pastEnv  []string
 	// OnEvent, when set, is told of every event before it is printed.
 	OnEvent func(Event)
 	// Reload reads harness.toml again; the loop calls it between
@@ -347,8 +350,10 @@ func (o *Options) reload() (*templates.Template, error) {
 		return nil, err
 	}
 	// Secrets of the new agent.env are kept out of what the loop writes
-	// from now on, and those of the old one still are.
-	o.redactor = redact.New(o.environ(), o.Config.Agent.Env, cfg.Agent.Env)
+	// from now on, and those of every earlier one still are: the agent
+	// may have kept them.
+	o.pastEnv = append(o.pastEnv, o.Config.Agent.Env...)
+	o.redactor = nil
 	o.Config = cfg
 	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})
 	return t, nil

@@ -401,6 +401,9 @@ type iteration struct {
 	retries int
 	// prev is the story's last attempt before this iteration, nil if none.
 	prev *progress.Entry
+	// outputs are the failed checks' kept outputs, by name, for the
+	// fingerprint: the entry keeps only their last lines.
+	outputs map[string]string
 }
 
 func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
@@ -644,6 +647,11 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
 			if r.Err != nil {
 				c.Excerpt = r.Err.Error()
+			} else {
+				if it.outputs == nil {
+					it.outputs = map[string]string{}
+				}
+				it.outputs[r.Name] = r.Output
 			}
 			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, r.Output)
 			if r.Required && !c.Known {
@@ -866,7 +874,7 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 // stalled when the same failure has come loop.stall_after times in a row.
 func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 	o, e := it.o, &it.entry
-	e.Fingerprint = fingerprint(*e, changed)
+	e.Fingerprint = fingerprint(*e, it.outputs, changed)
 	k := o.Config.Limits.StallAfter
 	if k <= 0 {
 		return v, nil

@@ -88,16 +88,22 @@ func normalise(line string) string {
 
 // fingerprint identifies an unsuccessful iteration: which checks failed and
 // how, whether the agent changed anything, and what it claimed. The same
-// fingerprint again and again is a loop that makes no progress.
-func fingerprint(e progress.Entry, changed bool) string {
+// fingerprint again and again is a loop that makes no progress. outputs
+// are the failed checks' kept outputs by name, read instead of the
+// entry's excerpts, which keep only their last lines.
+func fingerprint(e progress.Entry, outputs map[string]string, changed bool) string {
 	h := sha256.New()
 	for _, c := range e.Checks {
 		if c.Passed || c.Known || c.Optional {
 			continue
 		}
+		out, ok := outputs[c.Name]
+		if !ok {
+			out = c.Excerpt
+		}
 		// The first lines say what failed; their number says how much,
 		// so an agent fixing one failure of many is not taken for stuck.
-		lines := failureLines(c.Excerpt, 0)
+		lines := failureLines(out, 0)
 		fmt.Fprintf(h, "check %s: %d\n", c.Name, len(lines))
 		for _, l := range lines[:min(3, len(lines))] {
 			fmt.Fprintf(h, "  %s\n", l)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -16,21 +17,34 @@ func TestFingerprint(t *testing.T) {
 			{Name: "test", Excerpt: out},
 		}}
 	}
-	a := fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\nok\n", ""), false)
+	a := fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\nok\n", ""), nil, false)
 	// Times, line numbers and temporary paths differ between runs of the
 	// same failure: the fingerprint does not.
-	b := fingerprint(entry("--- FAIL: TestX (0.98s)\nx_test.go:13: want 3, got 4\nok\n", ""), false)
+	b := fingerprint(entry("--- FAIL: TestX (0.98s)\nx_test.go:13: want 3, got 4\nok\n", ""), nil, false)
 	if a != b {
 		t.Errorf("the same failure gave two fingerprints: %s, %s", a, b)
 	}
 	for name, other := range map[string]string{
-		"another failure": fingerprint(entry("--- FAIL: TestY (0.12s)\n", ""), false),
-		"a change":        fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", ""), true),
-		"a claim":         fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", "done"), false),
+		"another failure": fingerprint(entry("--- FAIL: TestY (0.12s)\n", ""), nil, false),
+		"a change":        fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", ""), nil, true),
+		"a claim":         fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", "done"), nil, false),
 	} {
 		if other == a {
 			t.Errorf("%s did not change the fingerprint", name)
 		}
+	}
+	// With more failures than the entry's excerpt keeps, fixing the first
+	// of them changes the fingerprint: the whole kept output is counted.
+	var all strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&all, "--- FAIL: Test%c%c\n", 'a'+i/26, 'a'+i%26)
+	}
+	many := all.String()
+	fewer := many[strings.Index(many, "\n")+1:]
+	e := entry(checks.Excerpt(many, excerptLines), "")
+	ef := entry(checks.Excerpt(fewer, excerptLines), "")
+	if fingerprint(e, map[string]string{"test": many}, true) == fingerprint(ef, map[string]string{"test": fewer}, true) {
+		t.Error("one failure of 60 fixed did not change the fingerprint")
 	}
 }
 

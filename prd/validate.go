@@ -10,6 +10,9 @@ import (
 // validate checks what the types alone cannot: ids, titles, dependencies,
 // counts. listed tells whether the file has a userStories array at all. Every
 // problem is reported, one error each, prefixed by name.
+//
+// It looks each id and each dependency up once: a file of ten thousand
+// stories is validated whenever it is read.
 func (f *File) validate(name string, listed bool) error {
 	var errs []error
 	add := func(format string, args ...any) {
@@ -22,21 +25,26 @@ func (f *File) validate(name string, listed bool) error {
 		add("userStories is empty: there is nothing to do")
 	}
 
-	// first maps each id to the index of the first story with it; dups
-	// holds the ids more than one story has, usually none.
+	// first maps each id to the index of the first story with it: filled
+	// from the last story back, so that the first one's index stays.
 	first := make(map[string]int, len(f.Stories))
-	var dups map[string]bool
-	for i, s := range f.Stories {
-		if _, seen := first[s.ID]; !seen {
-			first[s.ID] = i
-		} else if s.ID != "" {
-			if dups == nil {
-				dups = map[string]bool{}
-			}
-			dups[s.ID] = true
+	withID := 0
+	for i := len(f.Stories) - 1; i >= 0; i-- {
+		if id := f.Stories[i].ID; id != "" {
+			first[id] = i
+			withID++
 		}
 	}
-	delete(first, "")
+	// dups holds the ids more than one story has, usually none.
+	var dups map[string]bool
+	if len(first) < withID {
+		dups = map[string]bool{}
+		for i, s := range f.Stories {
+			if s.ID != "" && first[s.ID] != i {
+				dups[s.ID] = true
+			}
+		}
+	}
 	// storyName names the i-th story in messages: by its id when that is unique.
 	storyName := func(i int) string {
 		if s := f.Stories[i]; s.ID != "" && !dups[s.ID] {
@@ -46,36 +54,43 @@ func (f *File) validate(name string, listed bool) error {
 	}
 
 	for i, s := range f.Stories {
-		label := storyName(i)
-		switch j := first[s.ID]; {
+		switch {
 		case s.ID == "":
-			add("%s: missing id", label)
-		case j != i:
-			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, j)
+			add("%s: missing id", storyName(i))
+		case dups[s.ID] && first[s.ID] != i:
+			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
 		}
 		if s.Title == "" {
-			add("%s: missing title", label)
+			add("%s: missing title", storyName(i))
 		}
 		if s.Attempts < 0 {
-			add("%s: attempts: want 0 or more, got %d", label, s.Attempts)
+			add("%s: attempts: want 0 or more, got %d", storyName(i), s.Attempts)
 		}
 		for j, c := range s.Checks {
 			if strings.TrimSpace(c) == "" {
-				add("%s: checks[%d] is empty", label, j)
+				add("%s: checks[%d] is empty", storyName(i), j)
 			}
 		}
 	}
+	// deps holds, story after story, the indexes of the stories each
+	// depends on (leaving out unknown ids and the story itself, reported
+	// here); story i's are deps[ends[i-1]:ends[i]].
+	var deps []int
+	ends := make([]int, len(f.Stories))
 	for i, s := range f.Stories {
 		for _, id := range s.DependsOn {
-			switch _, known := first[id]; {
+			switch j, known := first[id]; {
 			case !known:
 				add("%s: dependsOn names unknown story %q", storyName(i), id)
 			case id == s.ID:
 				add("%s: dependsOn names the story itself", storyName(i))
+			default:
+				deps = append(deps, j)
 			}
 		}
+		ends[i] = len(deps)
 	}
-	for _, c := range f.cycles(first) {
+	for _, c := range f.cycles(deps, ends) {
 		add("dependsOn cycle: %s", strings.Join(c, " -> "))
 	}
 	if len(errs) > 0 {
@@ -85,28 +100,27 @@ func (f *File) validate(name string, listed bool) error {
 	return nil
 }
 
-// cycles returns the dependency cycles among the stories, each as the ids along
-// it with the first repeated at the end. first maps each id to the index of its
-// story; unknown ids and a story naming itself are reported elsewhere.
-func (f *File) cycles(first map[string]int) [][]string {
+// cycles returns the dependency cycles among the stories, each as the ids
+// along it with the first repeated at the end. deps and ends are the
+// stories' dependencies as validate lists them.
+func (f *File) cycles(deps, ends []int) [][]string {
 	const (
 		unseen = iota
 		onPath
 		finished
 	)
-	state := make([]int, len(f.Stories))
+	state := make([]int8, len(f.Stories))
 	var path []int // indexes of the stories on the current path
 	var found [][]string
 	var visit func(i int)
 	visit = func(i int) {
 		state[i] = onPath
 		path = append(path, i)
-		s := f.Stories[i]
-		for _, id := range s.DependsOn {
-			j, known := first[id]
-			if !known || id == s.ID {
-				continue
-			}
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		for _, j := range deps[start:ends[i]] {
 			switch state[j] {
 			case unseen:
 				visit(j)
@@ -115,7 +129,7 @@ func (f *File) cycles(first map[string]int) [][]string {
 				for _, k := range path[slices.Index(path, j):] {
 					ids = append(ids, f.Stories[k].ID)
 				}
-				found = append(found, append(ids, id))
+				found = append(found, append(ids, f.Stories[j].ID))
 			}
 		}
 		path = path[:len(path)-1]

@@ -66,13 +66,14 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
 	}
+	tests, protect := glob.Compile(g.Tests...), glob.Compile(g.Protect...)
 	kept := 0
 	for _, f := range files {
 		name := f.name
-		if matchAny(g.Tests, name) {
+		if tests.Match(name) {
 			s.tests[name] = true
 		}
-		if !matchAny(g.Protect, name) {
+		if !protect.Match(name) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(o.Dir, name))
@@ -132,9 +133,10 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		}
 		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
 	}
+	protect := glob.Compile(g.Protect...)
 	for _, f := range files {
 		name := f.name
-		if _, was := s.protected[name]; !was && matchAny(g.Protect, name) {
+		if _, was := s.protected[name]; !was && protect.Match(name) {
 			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
 				return nil, false, err
 			}
@@ -203,14 +205,4 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		return nil
 	})
 	return files, err
-}
-
-// matchAny reports whether name matches one of the globs (package glob).
-func matchAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if glob.Match(g, name) {
-			return true
-		}
-	}
-	return false
 }

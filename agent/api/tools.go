@@ -583,6 +583,7 @@ func (t *tools) listFiles(_ context.Context, raw json.RawMessage) (string, error
 		if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
 			return "", fmt.Errorf("pattern %q: %v", args.Pattern, err)
 		}
+		set := glob.Compile(pattern)
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable corner is passed over
@@ -595,7 +596,7 @@ func (t *tools) listFiles(_ context.Context, raw json.RawMessage) (string, error
 			}
 			rel, _ := filepath.Rel(dir, p)
 			rel = filepath.ToSlash(rel)
-			if glob.Match(pattern, rel) {
+			if set.Match(rel) {
 				if len(out) == maxEntries {
 					more = true
 					return filepath.SkipAll
@@ -655,6 +656,7 @@ func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
 	var b strings.Builder
 	matches := 0
 	more := false
+	only := glob.Compile(args.Glob)
 	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -674,7 +676,7 @@ func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
 			if strings.Contains(args.Glob, "/") {
 				subject = rel
 			}
-			if !glob.Match(args.Glob, subject) {
+			if !only.Match(subject) {
 				return nil
 			}
 		}

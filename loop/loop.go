@@ -435,7 +435,12 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
 	// The guard's snapshot is taken after it, so the marker is no change.
-	if err := it.ledger.Begin(progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC()}); err != nil {
+	// A baseline just taken goes into the marker too: it cannot be taken
+	// again once the agent has worked, and a ralph killed before the entry
+	// would lose it.
+	mark := progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC(),
+		Baseline: o.secrets().checks(it.entry.Baseline)}
+	if err := it.ledger.Begin(mark); err != nil {
 		return err
 	}
 	// A sync that failed since the last verdict stops the loop before
@@ -653,7 +658,8 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				}
 				it.outputs[r.Name] = r.Output
 			}
-			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, r.Output)
+			// Compared as the baseline was kept: secrets redacted.
+			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, o.secrets().String(r.Output))
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -862,8 +868,10 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
 			// What failed, from the whole kept output, normalised: what a
-			// later run is compared with.
-			c.Excerpt = strings.Join(failureLines(r.Output, maxBaselineLines), "\n")
+			// later run is compared with. Secrets are redacted first:
+			// normalising breaks a secret up past recognising (its digits
+			// go), and would leave the rest of it in the ledger.
+			c.Excerpt = strings.Join(failureLines(o.secrets().String(r.Output), maxBaselineLines), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

@@ -31,7 +31,9 @@ import (
 //     iteration the last ralph never finished: recover records it as
 //     interrupted under the marker's number, so numbering, attempts and
 //     totals carry on and nothing is redone as if it were new. A verdict
-//     already in prd.json stays there.
+//     already in prd.json stays there. The marker of a story's first
+//     attempt holds the baseline taken before the agent ran, which the
+//     interrupted entry keeps for the attempts that follow.
 //   - A kill loses no write; a crash of the machine loses what was not
 //     synced. Each record is synced, in the background and in the order of
 //     the records (package durable), and all of them before Run returns:
@@ -117,6 +119,9 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		// What the iteration spent was never reported: the totals carry on
 		// from the last entry.
 		Totals: totals,
+		// The baseline taken before the agent ran, when this was the
+		// story's first attempt: later attempts find it here.
+		Baseline: m.Baseline,
 	}
 	if f, err := o.loadPRD(); err == nil {
 		if s := f.Story(m.StoryID); s != nil {

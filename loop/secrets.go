@@ -26,15 +26,16 @@ func (r secretRedactor) entry(e progress.Entry) progress.Entry {
 	e.Commit = r.String(e.Commit)
 	e.Learnings = r.Strings(append([]string(nil), e.Learnings...))
 	e.Tampered = r.Strings(append([]string(nil), e.Tampered...))
-	checks := append([]progress.Check(nil), e.Checks...)
-	for i := range checks {
-		checks[i].Excerpt = r.String(checks[i].Excerpt)
-	}
-	e.Checks = checks
-	baseline := append([]progress.Check(nil), e.Baseline...)
-	for i := range baseline {
-		baseline[i].Excerpt = r.String(baseline[i].Excerpt)
-	}
-	e.Baseline = baseline
+	e.Checks = r.checks(e.Checks)
+	e.Baseline = r.checks(e.Baseline)
 	return e
+}
+
+// checks returns a copy of cs with their excerpts redacted.
+func (r secretRedactor) checks(cs []progress.Check) []progress.Check {
+	cs = append([]progress.Check(nil), cs...)
+	for i := range cs {
+		cs[i].Excerpt = r.String(cs[i].Excerpt)
+	}
+	return cs
 }

@@ -41,12 +41,19 @@ type Mark struct {
 	StoryID   string
 	Attempt   int
 	Time      time.Time
+	// Baseline are the baseline checks taken before the story's first
+	// attempt, when this is that attempt: they were run before the agent
+	// and cannot be run again once it has worked, so the marker keeps
+	// them for the entry that ends the iteration, whoever writes it.
+	Baseline []Check
 }
 
 const markPrefix = "=== ralph started iteration "
 
-// formatMark renders m as its marker line, ending with a newline. The story
-// id is sanitised as in an entry's start marker.
+// formatMark renders m as its marker line, ending with a newline, followed
+// by its baseline checks as an entry writes them ("baseline: ..." lines and
+// their continuation lines). The story id is sanitised as in an entry's
+// start marker.
 func formatMark(m Mark) []byte {
 	var b strings.Builder
 	b.WriteString(markPrefix)
@@ -58,7 +65,39 @@ func formatMark(m Mark) []byte {
 	b.WriteString(sep)
 	b.WriteString(m.Time.UTC().Format(time.RFC3339))
 	b.WriteString(markerEnd + "\n")
+	for _, c := range m.Baseline {
+		writeField(&b, "baseline", formatCheck(c))
+	}
 	return []byte(b.String())
+}
+
+// parseMarkBlock recognises a marker line and the lines after it that
+// belong to it (see formatMark), up to the first that does not.
+func parseMarkBlock(lines []string) (Mark, bool) {
+	m, ok := parseMark(trimEOL(lines[0]))
+	if !ok {
+		return Mark{}, false
+	}
+	p := &entryParser{cur: -1}
+	for _, l := range lines[1:] {
+		l = trimEOL(l)
+		if !markField(l) {
+			break
+		}
+		p.line(l)
+	}
+	for _, f := range p.fields {
+		if f.key == "baseline" {
+			m.Baseline = append(m.Baseline, parseCheck(strings.Join(f.lines, "\n")))
+		}
+	}
+	return m, true
+}
+
+// markField reports whether line can belong to a marker's block: a
+// baseline line or a continuation line.
+func markField(line string) bool {
+	return strings.HasPrefix(line, "baseline:") || line == contPrefix || strings.HasPrefix(line, contPrefix+" ")
 }
 
 // parseMark recognises a marker line. The iteration number is read from the
@@ -129,20 +168,31 @@ func (l *Ledger) Begin(m Mark) error {
 	return nil
 }
 
-// endsWithMark reports whether the last line of tail, the end of a file
-// (all of it when whole), is a complete marker line, so that the entry
-// appended next belongs to it.
+// endsWithMark reports whether tail, the end of a file (all of it when
+// whole), ends with a complete marker and its block, so that the entry
+// appended next belongs to it. A block longer than tail reads as no
+// marker: the entry then follows it after a blank line, which every
+// reader takes as well.
 func endsWithMark(tail []byte, whole bool) bool {
 	if len(tail) == 0 || tail[len(tail)-1] != '\n' {
 		return false
 	}
 	body := tail[:len(tail)-1]
-	i := bytes.LastIndexByte(body, '\n')
-	if i < 0 && !whole {
-		// The line may begin before what was read.
-		return false
+	for {
+		i := bytes.LastIndexByte(body, '\n')
+		if i < 0 && !whole {
+			// The line may begin before what was read.
+			return false
+		}
+		line := trimEOL(string(body[i+1:]))
+		if isMark(line) {
+			return true
+		}
+		if i < 0 || !markField(line) {
+			return false
+		}
+		body = body[:i]
 	}
-	return isMark(trimEOL(string(body[i+1:])))
 }
 
 // InFlight returns the iteration that was started in the ledger at path and
@@ -156,8 +206,9 @@ func InFlight(path string) (*Mark, error) {
 		return nil, err
 	}
 	var found *Mark
-	for _, line := range strings.Split(string(after), "\n") {
-		if m, ok := parseMark(trimEOL(line)); ok {
+	lines := strings.Split(string(after), "\n")
+	for i := range lines {
+		if m, ok := parseMarkBlock(lines[i:]); ok {
 			found = &m
 		}
 	}

@@ -17,9 +17,29 @@ func mark(n int) Mark {
 
 func markLine(n int) string { return string(formatMark(mark(n))) }
 
+// baselineMark is mark(n) with the baseline of a story's first attempt.
+func baselineMark(n int) Mark {
+	m := mark(n)
+	m.Baseline = []Check{
+		{Name: "unit", Duration: 1500 * time.Millisecond, Excerpt: "--- FAIL: TestOld\n=== ralph started iteration 9 · X · attempt 1 · 2026-01-02T03:04:05Z ==="},
+		{Name: "lint", Passed: true, Duration: time.Second},
+	}
+	return m
+}
+
 func TestFormatMark(t *testing.T) {
 	got := markLine(5)
 	want := "=== ralph started iteration 5 · US-001 · attempt 2 · 2026-01-02T03:04:05Z ===\n"
+	if got != want {
+		t.Errorf("formatMark = %q, want %q", got, want)
+	}
+	// The baseline follows as an entry writes it; no line of an excerpt
+	// can pass for a marker.
+	got = string(formatMark(baselineMark(5)))
+	want += "baseline: unit · fail · 1.5s\n" +
+		"  | --- FAIL: TestOld\n" +
+		"  | === ralph started iteration 9 · X · attempt 1 · 2026-01-02T03:04:05Z ===\n" +
+		"baseline: lint · pass · 1s\n"
 	if got != want {
 		t.Errorf("formatMark = %q, want %q", got, want)
 	}
@@ -75,7 +95,7 @@ func TestParseMark(t *testing.T) {
 func TestReadersSkipMarks(t *testing.T) {
 	head := "## Codebase Patterns\n- keep it simple\n"
 	e1, e2 := string(Format(entryN(1))), string(Format(entryN(2)))
-	text := head + "\n" + markLine(1) + e1 + "\n" + markLine(2) + e2 + "\n" + markLine(3)
+	text := head + "\n" + markLine(1) + e1 + "\n" + string(formatMark(baselineMark(2))) + e2 + "\n" + markLine(3)
 	path := filepath.Join(t.TempDir(), "progress.txt")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,8 +120,9 @@ func TestReadersSkipMarks(t *testing.T) {
 	}
 	wantPolled(t, fl, 1, 2)
 
-	// A marker before any entry ends the head too: it is not the human's.
-	only := head + "\n" + markLine(1)
+	// A marker before any entry ends the head too: it is not the human's,
+	// nor is its baseline.
+	only := head + "\n" + string(formatMark(baselineMark(1)))
 	if err := os.WriteFile(path, []byte(only), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +143,15 @@ func TestBeginAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := openLedger(t, path)
+	// Iteration 2 is a story's first attempt, with a baseline.
+	marks := []Mark{mark(1), baselineMark(2), mark(3)}
 	for i := 1; i <= 3; i++ {
-		if err := l.Begin(mark(i)); err != nil {
+		if err := l.Begin(marks[i-1]); err != nil {
 			t.Fatal(err)
 		}
 		m, err := InFlight(path)
-		if err != nil || m == nil || *m != mark(i) {
-			t.Fatalf("InFlight after Begin(%d) = %+v, %v", i, m, err)
+		if err != nil || m == nil || !reflect.DeepEqual(*m, marks[i-1]) {
+			t.Fatalf("InFlight after Begin(%d) = %+v, %v; want %+v", i, m, err, marks[i-1])
 		}
 		if err := l.Append(entryN(i)); err != nil {
 			t.Fatal(err)
@@ -142,7 +165,7 @@ func TestBeginAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := head + "\n\n" + markLine(1) + string(Format(entryN(1))) +
-		"\n" + markLine(2) + string(Format(entryN(2))) +
+		"\n" + string(formatMark(marks[1])) + string(Format(entryN(2))) +
 		"\n" + markLine(3) + string(Format(entryN(3)))
 	if string(data) != want {
 		t.Errorf("file:\n%s\nwant:\n%s", data, want)
@@ -198,6 +221,8 @@ func TestInFlight(t *testing.T) {
 		{"text after the end marker", e(1) + "notes\n" + markLine(2) + "more\n", 2},
 		{"behind big torn entries", big(1) + "\n" + markLine(2) + big(2)[:70000] + "\n" + big(2)[:90000], 2},
 		{"big entries", big(1) + "\n" + markLine(2) + big(2) + "\n" + markLine(3), 3},
+		{"marker with its baseline", e(1) + "\n" + string(formatMark(baselineMark(2))), 2},
+		{"marker with its baseline, text after it", e(1) + "\n" + string(formatMark(baselineMark(2))) + "notes\nbaseline: x · pass · 1s\n", 2},
 		{"end marker text inside a value", head + markLine(1) + string(Format(Entry{Iteration: 1, Summary: "x\n=== end of iteration 1 ===\n" + markLine(9)})), 0},
 	}
 	for _, tt := range tests {
@@ -213,8 +238,12 @@ func TestInFlight(t *testing.T) {
 			got := 0
 			if m != nil {
 				got = m.Iteration
-				if *m != mark(got) {
-					t.Errorf("InFlight = %+v, want %+v", *m, mark(got))
+				want := mark(got)
+				if strings.Contains(tt.text, "baseline:") {
+					want = baselineMark(got)
+				}
+				if !reflect.DeepEqual(*m, want) {
+					t.Errorf("InFlight = %+v, want %+v", *m, want)
 				}
 			}
 			if got != tt.want {

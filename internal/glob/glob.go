@@ -9,15 +9,9 @@ import (
 	"strings"
 )
 
-// Match reports whether name matches pattern. A malformed pattern matches
-// nothing (Valid says why). To match many names, Compile the pattern once.
-func Match(pattern, name string) bool {
-	return Compile(pattern).Match(name)
-}
-
 // Set is a list of globs made ready to match many names: the loop matches
 // every file of the project against the test and protected globs twice an
-// iteration.
+// iteration. A malformed glob matches nothing (Valid says why).
 type Set struct {
 	globs [][]segment
 }

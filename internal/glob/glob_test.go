@@ -25,8 +25,8 @@ func TestMatch(t *testing.T) {
 		{"[", "[", false},
 	}
 	for _, tt := range tests {
-		if got := Match(tt.glob, tt.name); got != tt.want {
-			t.Errorf("Match(%q, %q) = %v, want %v", tt.glob, tt.name, got, tt.want)
+		if got := Compile(tt.glob).Match(tt.name); got != tt.want {
+			t.Errorf("Compile(%q).Match(%q) = %v, want %v", tt.glob, tt.name, got, tt.want)
 		}
 	}
 	if Valid("[") == nil || Valid("") == nil || Valid("a/**/*.go") != nil {
@@ -92,8 +92,8 @@ func TestMatchLikeSegments(t *testing.T) {
 	for _, pat := range all([]string{"**", "a", "*", "b?", "*c", "b*", "*b*", "[ab]", "[", "\\b"}, 3) {
 		for _, name := range all([]string{"a", "bc", "b"}, 4) {
 			want := reference(strings.Split(pat, "/"), strings.Split(name, "/"))
-			if got := Match(pat, name); got != want {
-				t.Errorf("Match(%q, %q) = %v, want %v", pat, name, got, want)
+			if got := Compile(pat).Match(name); got != want {
+				t.Errorf("Compile(%q).Match(%q) = %v, want %v", pat, name, got, want)
 			}
 		}
 	}

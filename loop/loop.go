@@ -437,9 +437,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// The guard's snapshot is taken after it, so the marker is no change.
 	// A baseline just taken goes into the marker too: it cannot be taken
 	// again once the agent has worked, and a ralph killed before the entry
-	// would lose it.
+	// would lose it. Its excerpts were redacted when it was taken.
 	mark := progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC(),
-		Baseline: o.secrets().checks(it.entry.Baseline)}
+		Baseline: it.entry.Baseline}
 	if err := it.ledger.Begin(mark); err != nil {
 		return err
 	}

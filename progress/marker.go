@@ -13,14 +13,17 @@ import (
 )
 
 // An iteration in flight is recorded in progress.txt itself, the only place
-// ralph may keep state: before the agent starts, the loop appends a one-line
-// started marker,
+// ralph may keep state: before the agent starts, the loop appends a started
+// marker, one line,
 //
 //	=== ralph started iteration 5 · US-002 · attempt 1 · 2026-01-02T03:04:05Z ===
 //
-// and syncs it, so that a ralph killed at any later instant (during the
-// agent, the checks, the writes or the commit) leaves a trace of what was
-// running. The entry that ends the iteration follows the marker directly.
+// followed on a story's first attempt by its baseline, as "baseline:" lines
+// written as an entry writes them, and syncs it, so that a ralph killed at
+// any later instant (during the agent, the checks, the writes or the
+// commit) leaves a trace of what was running. The entry that ends the
+// iteration follows the marker directly (after a blank line when the
+// baseline is longer than the end of the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
 // iteration that ralph never finished recording: InFlight finds it, and the
 // next `ralph loop` records it as interrupted under the marker's number, so
@@ -143,9 +146,9 @@ func isMark(line string) bool {
 }
 
 // Begin records durably that iteration m has started: it appends m's marker
-// line (on a line of its own, after a blank line) and syncs the file (or
-// queues the sync, see QueueSyncs). The entry Append writes next follows
-// the marker directly.
+// and its baseline (on lines of their own, after a blank line) and syncs
+// the file (or queues the sync, see QueueSyncs). The entry Append writes
+// next follows them.
 //
 // The sync is what lets a crash of the machine, not only of ralph, be
 // recovered from: the verdict reaches prd.json before the entry reaches
@@ -207,6 +210,12 @@ func InFlight(path string) (*Mark, error) {
 	}
 	var found *Mark
 	lines := strings.Split(string(after), "\n")
+	// A last line without its newline was torn. A piece of a baseline
+	// line must not count: a failure line cut short could pass for
+	// another failure, which would then count as known.
+	if n := len(lines) - 1; !isMark(trimEOL(lines[n])) {
+		lines[n] = ""
+	}
 	for i := range lines {
 		if m, ok := parseMarkBlock(lines[i:]); ok {
 			found = &m

@@ -256,3 +256,24 @@ func TestInFlight(t *testing.T) {
 		t.Errorf("InFlight of a missing file = %+v, %v; want nil, nil", m, err)
 	}
 }
+
+// TestInFlightTornBaseline: a marker's baseline cut short by a kill or a
+// crash keeps its whole lines only. A piece of a failure line could pass
+// for another failure, which would then count as known.
+func TestInFlightTornBaseline(t *testing.T) {
+	block := string(formatMark(baselineMark(2)))
+	cut := strings.Index(block, "TestOld") + len("TestO")
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	if err := os.WriteFile(path, []byte(string(Format(entryN(1)))+"\n"+block[:cut]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := InFlight(path)
+	if err != nil || m == nil {
+		t.Fatalf("InFlight = %+v, %v; want iteration 2", m, err)
+	}
+	want := mark(2)
+	want.Baseline = []Check{{Name: "unit", Duration: 1500 * time.Millisecond}}
+	if !reflect.DeepEqual(*m, want) {
+		t.Errorf("InFlight = %+v, want %+v", *m, want)
+	}
+}

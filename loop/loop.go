@@ -850,12 +850,13 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	// Taken once per story, before anything the agent did to it: an
 	// iteration that was no attempt (a question, an interruption) must not
 	// retake it over the agent's own changes. Nor may a story that has
-	// entries and no baseline: it was lost (a ralph killed during the
-	// first attempt took it, and the next ralph wrote the entry without
-	// it), or a baseline check came after the first attempt. Such a story
-	// has no known failures.
+	// entries and no baseline: it was lost (an older ralph, killed during
+	// the first attempt, kept it in no marker), or a baseline check came
+	// after the first attempt. Such a story
+	// has no known failures. prd.json tells a story that ran from a new
+	// one even when its entries are further back than the ledger is read.
 	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
-	if err != nil || ran {
+	if err != nil || ran || !isNew(story) {
 		return b, err
 	}
 	opts := o.checkOptions(it.entry.Iteration, story.ID)

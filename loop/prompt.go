@@ -132,7 +132,7 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 // on a first attempt leaves no attempt counted; its answer is in the
 // answers, or in the notes when a person unblocked the story by hand.)
 func previousAttempt(path string, s *prd.Story) (*progress.Entry, error) {
-	if s.Attempts == 0 && len(s.Answers) == 0 && s.Notes == "" {
+	if isNew(s) {
 		return nil, nil
 	}
 	var found *progress.Entry
@@ -145,6 +145,12 @@ func previousAttempt(path string, s *prd.Story) (*progress.Entry, error) {
 		return true
 	})
 	return found, err
+}
+
+// isNew reports whether s never ran, or was made new again: no attempts,
+// no answers, no notes. prd.json says so whatever the ledger's length.
+func isNew(s *prd.Story) bool {
+	return s.Attempts == 0 && len(s.Answers) == 0 && s.Notes == ""
 }
 
 // isAttempt tells the outcomes of iterations that were attempts at their

@@ -456,6 +456,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return it.failed(err)
 	}
+	// Redacted before the summary and learnings are cut to length: a
+	// secret cut in two is past recognising.
+	res.FinalMessage = o.secrets().String(res.FinalMessage)
 	e := &it.entry
 	e.AgentExit = res.ExitCode
 	e.AgentDuration = res.Duration
@@ -658,8 +661,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				}
 				it.outputs[r.Name] = r.Output
 			}
-			// Compared as the baseline was kept: secrets redacted.
-			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, o.secrets().String(r.Output))
+			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, r.Output)
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -713,6 +715,9 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 		Env:   agent.Environ(o.environ()),
 		Grace: o.Grace,
 		Now:   o.Now,
+		// Before anything cuts or normalises the output: a secret cut in
+		// two is past recognising, and its first part would be kept.
+		Redact: o.secrets().String,
 		Done: func(r checks.Result) {
 			ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
 				Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
@@ -868,11 +873,10 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	for _, r := range checks.Run(ctx, cs, opts) {
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
-			// What failed, from the whole kept output, normalised: what a
-			// later run is compared with. Secrets are redacted first:
-			// normalising breaks a secret up past recognising (its digits
-			// go), and would leave the rest of it in the ledger.
-			c.Excerpt = strings.Join(failureLines(o.secrets().String(r.Output), maxBaselineLines), "\n")
+			// What failed, from the whole kept output (its secrets
+			// redacted, see checkOptions), normalised: what a later run
+			// is compared with.
+			c.Excerpt = strings.Join(failureLines(r.Output, maxBaselineLines), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

@@ -45,15 +45,15 @@ type Result struct {
 // Options say where and how checks run.
 type Options struct {
 	Dir       string
-	Env       []string      // the complete environment; nil: ralph's own
-	TailBytes int           // 0: DefaultTailBytes
-	Parallel  int           // max concurrent checks; 0: all at once
-	Grace     time.Duration // SIGINT → SIGKILL delay; 0: 5s
-	Done      func(Result)  // optional: called as each check ends, one call at a time
+	Env       []string         // the complete environment; nil: ralph's own
+	TailBytes int              // 0: DefaultTailBytes
+	Parallel  int              // max concurrent checks; 0: all at once
+	Grace     time.Duration    // SIGINT → SIGKILL delay; 0: 5s
+	Done      func(Result)     // optional: called as each check ends, one call at a time
+	Now       func() time.Time // for Duration; nil: time.Now
 	// Redact, when set, is applied to each check's output before anything
 	// reads it (ralph's secrets), from any goroutine.
 	Redact func(string) string
-	Now    func() time.Time // for Duration; nil: time.Now
 }
 
 // Run runs all checks concurrently (at most Parallel at a time), each in its

@@ -580,7 +580,7 @@ func (t *tools) listFiles(_ context.Context, raw json.RawMessage) (string, error
 		}
 	} else {
 		pattern := strings.TrimPrefix(path.Clean(filepath.ToSlash(args.Pattern)), "./")
-		if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		if err := glob.Valid(pattern); err != nil {
 			return "", fmt.Errorf("pattern %q: %v", args.Pattern, err)
 		}
 		set := glob.Compile(pattern)
@@ -656,6 +656,11 @@ func (t *tools) search(_ context.Context, raw json.RawMessage) (string, error) {
 	var b strings.Builder
 	matches := 0
 	more := false
+	if args.Glob != "" {
+		if err := glob.Valid(args.Glob); err != nil {
+			return "", fmt.Errorf("glob %q: %v", args.Glob, err)
+		}
+	}
 	only := glob.Compile(args.Glob)
 	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -211,6 +211,9 @@ func TestListAndSearch(t *testing.T) {
 	wantOK(t, r, "main.go\npkg/a/a.go\npkg/b/b.go\n")
 	wantOK(t, call(t, ts, "list_files", map[string]any{"path": "pkg", "pattern": "*/a.go"}), "a/a.go")
 	wantOK(t, call(t, ts, "list_files", map[string]any{"pattern": "*.rs"}), "[nothing found]")
+	// A malformed glob is the model's mistake to hear of, not an empty result.
+	wantError(t, call(t, ts, "list_files", map[string]any{"pattern": "pkg/["}), `pattern "pkg/[": syntax error in pattern`)
+	wantError(t, call(t, ts, "search", map[string]any{"pattern": "TODO", "glob": "*.[go"}), `glob "*.[go": syntax error in pattern`)
 	r = call(t, ts, "search", map[string]any{"pattern": "TODO"})
 	wantOK(t, r, "pkg/a/a.go:2: // TODO: more")
 	if strings.Contains(r.Content, ".git") {

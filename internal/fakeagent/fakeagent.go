@@ -22,6 +22,9 @@
 //	claim blocked Q       print <ralph>blocked: Q</ralph>
 //	echo-prompt           print the prompt it received
 //	sleep DURATION        sleep (Go duration syntax)
+//	await PATH            wait until PATH exists (at most a minute), so that a
+//	                      script acts while the agent works, however slowly
+//	                      either runs
 //	hang                  sleep until killed
 //	ignore-int            ignore SIGINT from now on
 //	background DURATION   start a child that sleeps that long holding stdout, and
@@ -50,6 +53,20 @@ import (
 	"syscall"
 	"time"
 )
+
+// await waits until path exists, looking every 10 ms, for at most limit.
+func await(path string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("await: %s did not appear within %v", path, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // Main runs the fake agent and returns its exit status.
 func Main() int {
@@ -159,6 +176,10 @@ func follow(script, prompt, dir string) int {
 				return die(err)
 			}
 			time.Sleep(d)
+		case "await":
+			if err := await(rest, time.Minute); err != nil {
+				return die(err)
+			}
 		case "hang":
 			for {
 				time.Sleep(time.Hour)

@@ -3,11 +3,13 @@ package loop
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -224,35 +226,91 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.Fil
 	if err != nil {
 		return restoreAll("removed it or made it unreadable")
 	}
-	cur, err := prd.Parse(after, PRDFile)
-	if err != nil {
+	if _, err := prd.Parse(after, PRDFile); err != nil {
 		line, _, _ := strings.Cut(err.Error(), "\n")
 		return restoreAll("broke it (" + line + ")")
 	}
-	// What the agent may not do to prd.json: change its own story's status
-	// or checks, mark any story passing, remove a story. Anything of the
-	// kind and the whole file goes back as it was; other changes are kept,
-	// as they may be a person's.
+	// The rest is undone change by change, on the file as it is under the
+	// lock of a person's `ralph task` edits: those, made while the agent
+	// ran, are kept.
+	var (
+		fixed   *prd.File
+		changes []string
+	)
+	err = prd.Update(path, PRDFile, nil, func(cur *prd.File) error {
+		fixed, changes = cur, undoTampering(orig, cur, storyID)
+		if len(changes) == 0 {
+			return prd.ErrUnchanged
+		}
+		// When nothing else changed (the agent rewrote the file to tamper
+		// with it, say), the text goes back as the person wrote it, laid
+		// out and ordered as it was.
+		if text, err := cur.Marshal(); err == nil && sameJSON(text, s.prd) {
+			fixed = orig
+			if err := atomicfile.Write(path, s.prd, 0o644); err != nil {
+				return err
+			}
+			return prd.ErrUnchanged
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(changes) == 0 {
+		return fixed, nil, nil
+	}
+	return fixed, []string{fmt.Sprintf("%s: the agent %s; ralph undid that", PRDFile, strings.Join(changes, ", "))}, nil
+}
+
+// sameJSON reports whether a and b hold the same JSON values, whatever
+// their layout and the order of their members.
+func sameJSON(a, b []byte) bool {
+	va, erra := decodeJSON(a)
+	vb, errb := decodeJSON(b)
+	return erra == nil && errb == nil && reflect.DeepEqual(va, vb)
+}
+
+func decodeJSON(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+// undoTampering puts back in cur, prd.json after the agent ran, what the
+// agent may not change of orig, prd.json before: the running story's
+// status, checks and answers, any story's passing, any story. It says what
+// it put back, a phrase a change. Anything else is kept, as it may be a
+// person's.
+func undoTampering(orig, cur *prd.File, storyID string) []string {
 	var changes []string
-	for _, was := range orig.Stories {
+	for i, was := range orig.Stories {
 		now := cur.Story(was.ID)
 		switch {
 		case now == nil:
 			changes = append(changes, "removed story "+was.ID)
-		case was.ID == storyID && now.Status() != was.Status():
-			changes = append(changes, "changed the status of "+was.ID)
-		case was.ID == storyID && !slices.Equal(now.Checks, was.Checks):
-			changes = append(changes, "changed the checks of "+was.ID)
-		case was.ID == storyID && !slices.Equal(now.Answers, was.Answers):
-			changes = append(changes, "changed the answers of "+was.ID)
+			cur.Stories = slices.Insert(cur.Stories, min(i, len(cur.Stories)), was)
+		case was.ID == storyID:
+			if now.Status() != was.Status() {
+				changes = append(changes, "changed the status of "+was.ID)
+				now.SetStatus(was.Status())
+			}
+			if !slices.Equal(now.Checks, was.Checks) {
+				changes = append(changes, "changed the checks of "+was.ID)
+				now.Checks = was.Checks
+			}
+			if !slices.Equal(now.Answers, was.Answers) {
+				changes = append(changes, "changed the answers of "+was.ID)
+				now.Answers = was.Answers
+			}
 		case now.Passes && !was.Passes:
 			changes = append(changes, "marked "+was.ID+" as passing")
+			now.SetStatus(was.Status())
 		}
 	}
-	if len(changes) > 0 {
-		return restoreAll(strings.Join(changes, ", "))
-	}
-	return cur, nil, nil
+	return changes
 }
 
 // guardProgress removes what the agent appended to progress.txt: the ledger

@@ -1,0 +1,74 @@
+package loop
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ralph-harness/ralph/prd"
+)
+
+func TestUndoTampering(t *testing.T) {
+	parse := func(text string) *prd.File {
+		t.Helper()
+		f, err := prd.Parse([]byte(text), "prd.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	orig := parse(`{"project": "P", "userStories": [
+		{"id": "A", "title": "a", "passes": false, "checks": ["make a"]},
+		{"id": "B", "title": "b", "passes": false},
+		{"id": "C", "title": "c", "passes": false, "attempts": 2}]}`)
+	// The agent, on story A: marks it passing and drops its check, marks
+	// C passing, removes B; a person adds D and notes on C.
+	cur := parse(`{"project": "P", "userStories": [
+		{"id": "A", "title": "a", "passes": true},
+		{"id": "C", "title": "c", "passes": true, "attempts": 2, "notes": "mine"},
+		{"id": "D", "title": "d", "passes": false}]}`)
+
+	got := undoTampering(orig, cur, "A")
+	want := []string{"changed the status of A", "changed the checks of A", "removed story B", "marked C as passing"}
+	if !slices.Equal(got, want) {
+		t.Errorf("undoTampering said %q, want %q", got, want)
+	}
+	var ids []string
+	for _, s := range cur.Stories {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{"A", "B", "C", "D"}; !slices.Equal(ids, want) {
+		t.Errorf("stories after = %q, want %q (B back where it was)", ids, want)
+	}
+	if a := cur.Story("A"); a.Passes || !slices.Equal(a.Checks, []string{"make a"}) {
+		t.Errorf("A after = passes %v, checks %q; want as before", a.Passes, a.Checks)
+	}
+	if c := cur.Story("C"); c.Passes || c.Attempts != 2 || c.Notes != "mine" {
+		t.Errorf("C after = passes %v, attempts %d, notes %q; want its status back and the note kept", c.Passes, c.Attempts, c.Notes)
+	}
+	if err := cur.Validate("prd.json"); err != nil {
+		t.Errorf("the file after does not validate: %v", err)
+	}
+	if _, err := cur.Marshal(); err != nil {
+		t.Errorf("the file after does not marshal: %v", err)
+	}
+	if again := undoTampering(orig, cur, "A"); len(again) != 0 {
+		t.Errorf("a second undo found %q, want nothing left", again)
+	}
+}
+
+func TestSameJSON(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a": 1, "b": [true, null]}`, "{\n  \"b\": [true, null],\n  \"a\": 1\n}\n", true},
+		{`{"a": 1}`, `{"a": 1.0}`, false},
+		{`{"a": 12345678901234567890}`, `{"a": 12345678901234567891}`, false},
+		{`{"a": "x"}`, `{"a": "y"}`, false},
+		{`{"a": 1}`, `{"a": 1`, false},
+	} {
+		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
+			t.Errorf("sameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

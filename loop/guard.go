@@ -27,7 +27,7 @@ const maxLedgerCopy = 8 << 20
 // ran. The head is the people's: a change there is kept. The ledger is
 // ralph's: what the agent appended is removed, and history it rewrote is
 // put back.
-func (s snapshot) guardLedger(o *Options) (string, error) {
+func (s snapshot) guardLedger(o *Options, who string) (string, error) {
 	path := o.path(ProgressFile)
 	b := o.buffers()
 	now, err := readbuf.ReadFile(b.now, path)
@@ -37,7 +37,7 @@ func (s snapshot) guardLedger(o *Options) (string, error) {
 		if err := atomicfile.Write(path, s.progress, 0o644); err != nil {
 			return "", err
 		}
-		return ProgressFile + ": the agent removed it or made it unreadable; ralph restored it", nil
+		return ProgressFile + ": " + who + " removed it or made it unreadable; ralph restored it", nil
 	}
 	if bytes.Equal(now, s.progress) {
 		return "", nil
@@ -58,14 +58,14 @@ func (s snapshot) guardLedger(o *Options) (string, error) {
 		if err := os.Truncate(path, int64(len(s.progress))); err != nil {
 			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
 		}
-		return ProgressFile + ": the agent " + what, nil
+		return ProgressFile + ": " + who + " " + what, nil
 	}
 	// Otherwise the file is rebuilt: today's head, the ledger as it was.
 	restored := append(append([]byte{}, newHead...), oldLedger...)
 	if err := atomicfile.Write(path, restored, 0o644); err != nil {
 		return "", err
 	}
-	return ProgressFile + ": the agent " + what, nil
+	return ProgressFile + ": " + who + " " + what, nil
 }
 
 // guardWindow is how much of the end of progress.txt the guard remembers
@@ -154,6 +154,35 @@ func fileEnd(path string, at int64) (int64, []byte, error) {
 	return size, buf, nil
 }
 
+// Who the guard names as having made a change it undoes: the agent, or the
+// checks after it, which run the project's code, tests the agent wrote
+// included.
+const (
+	byAgent  = "the agent"
+	byChecks = "the checks"
+)
+
+// guardChecks undoes what the checks changed of prd.json and progress.txt
+// that the agent may not change either: a test can write files as well as
+// the agent that wrote it. read is prd.json as the guard left it for the
+// judge. harness.toml is left alone: an edit made while the checks run is
+// a person's, for the next iteration; so are the project's files, which
+// cost a listing to compare.
+func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (*prd.File, []string, error) {
+	f, tampered, err := s.guardPRD(o, read, storyID, byChecks)
+	if err != nil {
+		return nil, nil, err
+	}
+	note, err := s.guardProgress(o, ledger, byChecks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		tampered = append(tampered, note)
+	}
+	return f, tampered, nil
+}
+
 // guarded is what the guard leaves for the judge.
 type guarded struct {
 	// prd is prd.json as the judge must read it: the stories and checks
@@ -171,7 +200,7 @@ type guarded struct {
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
-	f, tampered, err := s.guardPRD(o, read, storyID)
+	f, tampered, err := s.guardPRD(o, read, storyID, byAgent)
 	if err != nil {
 		return guarded{}, err
 	}
@@ -191,7 +220,7 @@ func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger
 			tampered = append(tampered, HarnessFile+": the agent changed it; ralph restored the file")
 		}
 	}
-	note, err := s.guardProgress(o, ledger)
+	note, err := s.guardProgress(o, ledger, byAgent)
 	if err != nil {
 		return guarded{}, err
 	}
@@ -201,7 +230,7 @@ func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger
 	return guarded{prd: f, tampered: tampered, changed: changed}, nil
 }
 
-func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.File, []string, error) {
+func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*prd.File, []string, error) {
 	path := o.path(PRDFile)
 	b := o.buffers()
 	after, err := readbuf.ReadFile(b.now, path)
@@ -221,7 +250,7 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.Fil
 		if err := atomicfile.Write(path, s.prd, 0o644); err != nil {
 			return nil, nil, err
 		}
-		return orig, []string{fmt.Sprintf("%s: the agent %s; ralph restored the file", PRDFile, what)}, nil
+		return orig, []string{fmt.Sprintf("%s: %s %s; ralph restored the file", PRDFile, who, what)}, nil
 	}
 	if err != nil {
 		return restoreAll("removed it or made it unreadable")
@@ -260,7 +289,7 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID string) (*prd.Fil
 	if len(changes) == 0 {
 		return fixed, nil, nil
 	}
-	return fixed, []string{fmt.Sprintf("%s: the agent %s; ralph undid that", PRDFile, strings.Join(changes, ", "))}, nil
+	return fixed, []string{fmt.Sprintf("%s: %s %s; ralph undid that", PRDFile, who, strings.Join(changes, ", "))}, nil
 }
 
 // sameJSON reports whether a and b hold the same JSON values, whatever
@@ -317,9 +346,9 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 // is ralph's alone. A change anywhere else may be a person editing the head,
 // so it is only reported. A file too large to have been copied that the
 // agent removed is put back from the one the ledger holds open.
-func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger) (string, error) {
+func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger, who string) (string, error) {
 	if s.progress != nil {
-		return s.guardLedger(o)
+		return s.guardLedger(o, who)
 	}
 	path := o.path(ProgressFile)
 	size, end, err := fileEnd(path, s.progressSize)
@@ -343,9 +372,9 @@ func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger) (string, er
 			}
 		}
 		if removed {
-			return ProgressFile + ": the agent removed it; ralph restored it", nil
+			return ProgressFile + ": " + who + " removed it; ralph restored it", nil
 		}
-		return fmt.Sprintf("%s: the agent appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, size-s.progressSize), nil
+		return fmt.Sprintf("%s: %s appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, who, size-s.progressSize), nil
 	}
 	o.warn("%s changed during the iteration, not at its end: if the agent did it, check the ledger", ProgressFile)
 	return "", nil

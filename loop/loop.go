@@ -450,6 +450,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	snap, err := takeSnapshot(ctx, o)
 	if err != nil {
+		if ctx.Err() != nil {
+			return it.interrupted()
+		}
 		return it.failed(err)
 	}
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
@@ -485,7 +488,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	o.emit(ev)
 
-	g, err := snap.guard(ctx, o, it.ledger, f, story.ID)
+	// What the agent did is undone however the iteration ends, an
+	// interrupt included.
+	g, err := snap.guard(context.WithoutCancel(ctx), o, it.ledger, f, story.ID)
 	if err != nil {
 		return it.failed(err)
 	}
@@ -501,6 +506,17 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 
 	failed := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
+	if len(e.Checks) > 0 {
+		judged, tampered, err := snap.guardChecks(o, it.ledger, g.prd, story.ID)
+		if err != nil {
+			return it.failed(err)
+		}
+		g.prd = judged
+		for _, t := range tampered {
+			o.warn("%s", t)
+		}
+		e.Tampered = append(e.Tampered, tampered...)
+	}
 	if ctx.Err() != nil {
 		return it.interrupted()
 	}
@@ -537,7 +553,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		if s == nil {
 			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)
 		}
-		st := s.Status()
+		// From the status the judge saw, whatever wrote to the file
+		// since: the verdict is the whole of it.
+		st := g.prd.Story(story.ID).Status()
 		st.Attempts = attempt
 		switch v.Outcome {
 		case Done:

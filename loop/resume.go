@@ -123,15 +123,35 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		// story's first attempt: later attempts find it here.
 		Baseline: m.Baseline,
 	}
-	if f, err := o.loadPRD(); err == nil {
-		if s := f.Story(m.StoryID); s != nil {
-			e.StoryTitle = s.Title
-			// The verdict goes into prd.json before the entry is
-			// appended: a story that counts this attempt was judged.
-			if s.Attempts >= m.Attempt {
-				e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
-			}
+	// The verdict goes into prd.json before the entry is appended: a
+	// story that counts this attempt was judged. One that does not was
+	// not, and cannot be passing: if it is, the agent marked it so, and
+	// the ralph that would have undone it was killed first.
+	err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
+		s := f.Story(m.StoryID)
+		if s == nil {
+			return prd.ErrUnchanged
 		}
+		e.StoryTitle = s.Title
+		switch {
+		case s.Attempts >= m.Attempt:
+			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
+		case s.Passes:
+			s.Passes = false
+			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing during the iteration, with no verdict; ralph undid that", PRDFile, m.StoryID))
+			return nil
+		}
+		return prd.ErrUnchanged
+	})
+	switch {
+	case err != nil && len(e.Tampered) > 0:
+		return err // the undo could not be saved
+	case err != nil:
+		// The loop's start reads the file again, and says what is wrong
+		// with it.
+	}
+	for _, t := range e.Tampered {
+		o.warn("%s", t)
 	}
 	if err := ledger.Append(e); err != nil {
 		return err

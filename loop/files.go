@@ -34,8 +34,8 @@ var DefaultTests = []string{
 	"tests/**",
 }
 
-// maxKept bounds the bytes of protected files kept to put them back; a
-// larger one is still guarded, but only reported.
+// maxKept bounds the bytes of protected and test files kept to put them
+// back; past it, a file is still guarded, but a change is only reported.
 const maxKept = 32 << 20
 
 // fileState is one guarded file before the agent ran.
@@ -48,14 +48,14 @@ type fileState struct {
 // fileSnapshot is the guarded files before the agent ran.
 type fileSnapshot struct {
 	protected map[string]fileState
-	tests     map[string]bool
-	tree      [32]byte // treeSum before the agent, for the stall breaker
+	tests     map[string]fileState // sum unset: only a deletion is undone
+	tree      [32]byte             // treeSum before the agent, for the stall breaker
 }
 
 // takeFiles lists the guarded files, keeping the protected ones' contents.
 func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	g := o.Config.Guard
-	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]bool{}}
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}}
 	// The files are listed once before the agent and once after it: the
 	// guard and the stall breaker share the listings.
 	files, err := o.projectFiles(ctx)
@@ -68,17 +68,10 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	}
 	tests, protect := glob.Compile(g.Tests...), glob.Compile(g.Protect...)
 	kept := 0
-	for _, f := range files {
-		name := f.name
-		if tests.Match(name) {
-			s.tests[name] = true
-		}
-		if !protect.Match(name) {
-			continue
-		}
+	keep := func(name string) (fileState, bool) {
 		data, err := os.ReadFile(filepath.Join(o.Dir, name))
 		if err != nil {
-			continue // gone meanwhile, or not a file
+			return fileState{}, false // gone meanwhile, or not a file
 		}
 		st := fileState{sum: sha256.Sum256(data), mode: 0o644}
 		if info, err := os.Stat(filepath.Join(o.Dir, name)); err == nil {
@@ -88,13 +81,30 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 			st.data = data
 			kept += len(data)
 		}
-		s.protected[name] = st
+		return st, true
+	}
+	for _, f := range files {
+		name := f.name
+		if protect.Match(name) {
+			if st, ok := keep(name); ok {
+				s.protected[name] = st
+			}
+		}
+		if tests.Match(name) {
+			// A test file deleted is put back, so that the ratchet
+			// holds for the attempts after this one too.
+			if st, ok := s.protected[name]; ok {
+				s.tests[name] = st
+			} else if st, ok := keep(name); ok {
+				s.tests[name] = st
+			}
+		}
 	}
 	return s, nil
 }
 
-// guard undoes the agent's changes to protected files and reports deleted
-// tests, each finding a line for the ledger, and says whether the project's
+// guard undoes the agent's changes to protected files and puts back the
+// test files it deleted, each finding a line for the ledger, and says whether the project's
 // files changed at all (for the stall breaker).
 func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, changed bool, err error) {
 	g := o.Config.Guard
@@ -125,11 +135,8 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 			found = append(found, fmt.Sprintf("%s: the agent %s this protected file; it is too large to put back", name, what))
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := restoreFile(o, name, st); err != nil {
 			return nil, false, err
-		}
-		if err := os.WriteFile(path, st.data, st.mode); err != nil {
-			return nil, false, fmt.Errorf("restore %s: %w", name, err)
 		}
 		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
 	}
@@ -143,18 +150,38 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
 		}
 	}
-	var deleted []string
-	for name := range s.tests {
-		if !now[name] {
-			deleted = append(deleted, name)
+	for name, st := range s.tests {
+		if now[name] {
+			continue
 		}
-	}
-	slices.Sort(deleted)
-	for _, name := range deleted {
-		found = append(found, fmt.Sprintf("%s: the agent deleted this test file (tests may be added, not removed)", name))
+		const deleted = "the agent deleted this test file (tests may be added, not removed)"
+		if _, ok := s.protected[name]; ok {
+			found = append(found, name+": "+deleted) // put back above
+			continue
+		}
+		if st.data == nil {
+			found = append(found, fmt.Sprintf("%s: %s; it is too large to put back", name, deleted))
+			continue
+		}
+		if err := restoreFile(o, name, st); err != nil {
+			return nil, false, err
+		}
+		found = append(found, fmt.Sprintf("%s: %s; ralph restored it", name, deleted))
 	}
 	slices.Sort(found)
 	return found, changed, nil
+}
+
+// restoreFile puts a guarded file back as it was before the agent ran.
+func restoreFile(o *Options, name string, st fileState) error {
+	path := filepath.Join(o.Dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, st.data, st.mode); err != nil {
+		return fmt.Errorf("restore %s: %w", name, err)
+	}
+	return nil
 }
 
 // fileInfo is a file of the project: its name, relative and slash-separated,

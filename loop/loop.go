@@ -972,6 +972,9 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		if it.entry.Summary != "" {
 			msg += "\n\n" + it.entry.Summary
 		}
+		// As in the ledger: git refuses a message with a NUL in it, and
+		// the agent's summary may hold anything.
+		msg = progress.Clean(msg)
 		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ".", msg)
 		switch {
 		case err != nil:

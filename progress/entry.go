@@ -218,7 +218,7 @@ func formatCheck(c Check) string {
 // continuation line. Because every line of a value is prefixed, no value can
 // produce a line that starts at column 0 with anything but its own key.
 func writeField(b *strings.Builder, key, value string) {
-	lines := strings.Split(clean(value), "\n")
+	lines := strings.Split(Clean(value), "\n")
 	b.WriteString(key)
 	b.WriteByte(':')
 	if lines[0] != "" {
@@ -236,11 +236,11 @@ func writeField(b *strings.Builder, key, value string) {
 	}
 }
 
-// clean makes s safe to write as a (possibly multi-line) value: invalid UTF-8,
+// Clean makes s safe to write as a (possibly multi-line) value: invalid UTF-8,
 // carriage returns and other control characters except tab and newline, and
 // the Unicode line and paragraph separators are replaced with U+FFFD. CRLF
 // line ends become plain newlines first, so Windows text keeps its lines.
-func clean(s string) string {
+func Clean(s string) string {
 	if isClean(s) {
 		return s
 	}
@@ -270,7 +270,7 @@ func unsafeRune(r rune) bool {
 // oneLine is clean for values that share a line with other parts (the
 // marker's story id and outcome, a check's name): newlines become spaces.
 func oneLine(s string) string {
-	return strings.ReplaceAll(clean(s), "\n", " ")
+	return strings.ReplaceAll(Clean(s), "\n", " ")
 }
 
 // formatDuration prints d like time.Duration, rounded to 0.1s below a minute

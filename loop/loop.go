@@ -199,6 +199,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		if err != nil {
 			return err
 		}
+		if f, err = o.failSpent(f); err != nil {
+			return err
+		}
 		story, err := o.pick(f, totals, n)
 		var stop *StopError
 		if story == nil && o.Watch && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled)) {
@@ -263,6 +266,36 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 		return story, nil
 	}
 	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+}
+
+// failSpent fails the stories that may run but have no attempts left,
+// which happens when loop.max_attempts is lowered: without it, each would
+// get one attempt past the limit. It returns prd.json as it is then.
+func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
+	max := o.Config.Limits.MaxAttempts
+	spent := func(f *prd.File, s *prd.Story) bool {
+		return s.Attempts >= max && f.State(s) == prd.StateTodo
+	}
+	if !slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return spent(f, s) }) {
+		return f, nil
+	}
+	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(cur *prd.File) error {
+		f = cur
+		changed := false
+		for _, s := range cur.Stories {
+			if !spent(cur, s) {
+				continue
+			}
+			s.Failed = fmt.Sprintf("no attempts left: %d made, loop.max_attempts = %d", s.Attempts, max)
+			o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
+			changed = true
+		}
+		if !changed {
+			return prd.ErrUnchanged
+		}
+		return nil
+	})
+	return f, err
 }
 
 // noStory is why no story of f, which is not done, can run: a stall when

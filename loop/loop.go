@@ -105,7 +105,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := o.loadPRD(); err != nil {
+	if _, err := o.loadStories(); err != nil {
 		return err
 	}
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
@@ -187,7 +187,7 @@ func Run(ctx context.Context, o Options) (err error) {
 				tmpl = t
 			}
 		}
-		f, err := o.loadPRD()
+		f, err := o.loadStories()
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
 			o.warn("%v", err)
@@ -356,6 +356,16 @@ func (o *Options) loadPRD() (*prd.File, error) {
 		return nil, o.prdError(err)
 	}
 	return f, nil
+}
+
+// loadStories is loadPRD for what works on the stories: a file without any
+// is bad input there, though `ralph task` can add to it and status show it.
+func (o *Options) loadStories() (*prd.File, error) {
+	f, err := o.loadPRD()
+	if err == nil && len(f.Stories) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("%s: userStories is empty: there is nothing to do (add a story with `ralph task add`)", PRDFile)}
+	}
+	return f, err
 }
 
 // prdError is what a failure to read prd.json means to the user: a

@@ -89,7 +89,7 @@ type NextReport struct {
 // on, as the loop does, changing nothing.
 func Next(dir string) (NextReport, error) {
 	o := Options{Dir: dir}
-	f, err := o.loadPRD()
+	f, err := o.loadStories()
 	if err != nil {
 		return NextReport{}, err
 	}

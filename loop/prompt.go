@@ -37,7 +37,7 @@ func NextPrompt(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := o.loadPRD()
+	f, err := o.loadStories()
 	if err != nil {
 		return "", err
 	}

@@ -22,7 +22,7 @@ type Validation struct {
 func Validate(o Options) (Validation, error) {
 	var v Validation
 	var errs []error
-	if f, err := o.loadPRD(); err != nil {
+	if f, err := o.loadStories(); err != nil {
 		errs = append(errs, err)
 	} else {
 		v.Stories = len(f.Stories)

@@ -234,11 +234,6 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: `prd.json: missing userStories array`,
 		},
 		{
-			name: "userStories empty",
-			data: `{"userStories": []}`,
-			want: `prd.json: userStories is empty: there is nothing to do`,
-		},
-		{
 			name: "story without id",
 			data: `{"userStories": [{"id": "US-001", "title": "a"}, {"id": "US-002", "title": "b"}, {"title": "c"}]}`,
 			want: `prd.json: userStories[2]: missing id`,

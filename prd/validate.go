@@ -18,11 +18,10 @@ func (f *File) validate(name string, listed bool) error {
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
 	}
-	switch {
-	case !listed:
+	// An empty list is a file to add stories to (`ralph task add`); the
+	// loop says there is nothing to do.
+	if !listed {
 		add("missing userStories array")
-	case len(f.Stories) == 0:
-		add("userStories is empty: there is nothing to do")
 	}
 
 	// first maps each id to the index of the first story with it: filled

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/ralph-harness/ralph/prd"
 )
@@ -61,8 +60,8 @@ type NewStory struct {
 // must be new and the stories it depends on must exist.
 func AddStory(dir string, n NewStory) (StoryDetail, error) {
 	var errs []error
-	if why := validID(n.ID); why != "" {
-		errs = append(errs, fmt.Errorf("id %q: %s", n.ID, why))
+	if err := prd.CheckID(n.ID); err != nil {
+		errs = append(errs, fmt.Errorf("id %q: %w", n.ID, err))
 	}
 	if strings.TrimSpace(n.Title) == "" {
 		errs = append(errs, errors.New("title: empty"))
@@ -180,16 +179,4 @@ func BlockStory(dir, id, question string) (replaced string, err error) {
 		return nil
 	})
 	return replaced, err
-}
-
-// validID reports what is wrong with the id of a new story, or "" when
-// nothing is: ids are words, as the commands take them.
-func validID(id string) string {
-	switch {
-	case id == "":
-		return "empty"
-	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return "contains a space or a control character"
-	}
-	return ""
 }

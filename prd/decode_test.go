@@ -239,6 +239,16 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: `prd.json: userStories[2]: missing id`,
 		},
 		{
+			name: "id with a space",
+			data: `{"userStories": [{"id": "A ", "title": "a"}, {"id": "A", "title": "b"}]}`,
+			want: `prd.json: userStories[0]: id "A ": contains a space or a control character`,
+		},
+		{
+			name: "id with a newline",
+			data: `{"userStories": [{"id": "US\n1", "title": "a"}]}`,
+			want: `prd.json: userStories[0]: id "US\n1": contains a space or a control character`,
+		},
+		{
 			name: "empty id",
 			data: `{"userStories": [{"id": "", "title": "a"}]}`,
 			want: `prd.json: userStories[0]: missing id`,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // validate checks what the types alone cannot: ids, titles, dependencies,
@@ -56,6 +57,8 @@ func (f *File) validate(name string, listed bool) error {
 		switch {
 		case s.ID == "":
 			add("%s: missing id", storyName(i))
+		case CheckID(s.ID) != nil:
+			add("userStories[%d]: id %q: %v", i, s.ID, CheckID(s.ID))
 		case dups[s.ID] && first[s.ID] != i:
 			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
 		}
@@ -140,4 +143,17 @@ func (f *File) cycles(deps, ends []int) [][]string {
 		}
 	}
 	return found
+}
+
+// CheckID says what is wrong with id as a story's id, or nil: it must be
+// a word, not empty and with no space or control character in it, as the
+// commands take ids and the ledger writes them in its lines.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty")
+	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return errors.New("contains a space or a control character")
+	}
+	return nil
 }

@@ -292,6 +292,10 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 	// encoding/json has the last word on text scan turns down, and words
 	// the error.
 	opens, ends, canonical, ok := scan(data)
+	if !ok && strings.HasPrefix(src, "\ufeff") {
+		// As Windows editors write it; JSON leaves it out.
+		return nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", at(name, data, 0))
+	}
 	if !ok {
 		var raw json.RawMessage
 		if err := json.Unmarshal(data, &raw); err != nil {

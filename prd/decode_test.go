@@ -239,6 +239,11 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: `prd.json: userStories[2]: missing id`,
 		},
 		{
+			name: "byte order mark",
+			data: "\ufeff{\"userStories\": [{\"id\": \"A\", \"title\": \"a\"}]}",
+			want: `prd.json:1:1: starts with a byte order mark (U+FEFF): save it as UTF-8 without one`,
+		},
+		{
 			name: "id with a space",
 			data: `{"userStories": [{"id": "A ", "title": "a"}, {"id": "A", "title": "b"}]}`,
 			want: `prd.json: userStories[0]: id "A ": contains a space or a control character`,

@@ -174,6 +174,15 @@ func (d *tomlDecoder) count(v any, key string) int64 {
 	return n
 }
 
+// positive is count for a value that must be 1 or more: each wrong value
+// gets one error.
+func (d *tomlDecoder) positive(v any, key string) int64 {
+	if n, ok := v.(int64); ok && n == 0 {
+		d.errorf(key, "0: must be at least 1")
+	}
+	return d.count(v, key)
+}
+
 func (d *tomlDecoder) number(v any, key string) float64 {
 	switch n := v.(type) {
 	case int64:
@@ -284,6 +293,11 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 		a.MaxRetries = int(d.count(v, key))
 	case "env":
 		d.table(v, key, func(name string, val any) {
+			if name == "" || strings.ContainsAny(name, "=\x00") {
+				// The agent would see another variable than the one named.
+				d.errorf(key, "%q: not a variable's name (empty, or with = or NUL in it)", name)
+				return
+			}
 			a.Env = append(a.Env, name+"="+d.str(val, key+"."+name))
 		})
 	case "api":
@@ -301,12 +315,7 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 	case "api_key_env":
 		a.api.keyEnv = d.str(v, key)
 	case "max_turns", "max_output_tokens":
-		n := d.count(v, key)
-		if n == 0 {
-			if _, ok := v.(int64); ok {
-				d.errorf(key, "0: must be at least 1")
-			}
-		}
+		n := d.positive(v, key)
 		if k == "max_turns" {
 			a.api.maxTurns = n
 		} else {
@@ -461,12 +470,7 @@ func (d *tomlDecoder) loopKey(l *loop.Limits, k string, v any) {
 	case "max_iterations":
 		l.MaxIterations = int(d.count(v, key))
 	case "max_attempts":
-		l.MaxAttempts = int(d.count(v, key))
-		if l.MaxAttempts == 0 {
-			if _, ok := v.(int64); ok {
-				d.errorf(key, "0: must be at least 1")
-			}
-		}
+		l.MaxAttempts = int(d.positive(v, key))
 	case "max_duration":
 		l.MaxDuration = d.duration(v, key)
 	case "max_cost_usd":

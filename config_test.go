@@ -114,6 +114,10 @@ commit = true
 			`h.toml: checks[1].bogus: unknown key`,
 			`h.toml: gti: unknown key`,
 		}},
+		{"bad env names", "[agent]\npreset = \"claude\"\nenv = { \"A=B\" = \"x\", \"\" = \"y\" }\n", []string{
+			`h.toml: agent.env: "A=B": not a variable's name (empty, or with = or NUL in it)`,
+			`h.toml: agent.env: "": not a variable's name (empty, or with = or NUL in it)`,
+		}},
 		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: amp, claude, codex, copilot, cursor, gemini, opencode)`}},
 	}
 	for _, tt := range tests {
@@ -175,6 +179,26 @@ func TestREADMEPresets(t *testing.T) {
 		}
 		if got := strings.Join(argv, " "); got != strings.TrimSuffix(command, ", stdin /dev/null") || p.PromptArg == stdin {
 			t.Errorf("preset %s runs %q (prompt as argument: %v); README.md says %q%s", name, got, p.PromptArg, command, r[3])
+		}
+	}
+}
+
+// TestOneErrorPerValue: a count that must be 1 or more, given a negative
+// number, is told what is wrong once, not that it is also below 1.
+func TestOneErrorPerValue(t *testing.T) {
+	for _, tt := range []struct{ text, key, want string }{
+		{"[loop]\nmax_attempts = -1\n", "loop.max_attempts", "-1: must not be negative"},
+		{"[loop]\nmax_attempts = 0\n", "loop.max_attempts", "0: must be at least 1"},
+		{"[agent]\napi = \"anthropic\"\nmax_turns = -2\n", "agent.max_turns", "-2: must not be negative"},
+		{"[agent]\napi = \"anthropic\"\nmax_output_tokens = 0\n", "agent.max_output_tokens", "0: must be at least 1"},
+	} {
+		_, err := parseHarness([]byte(tt.text), "h.toml")
+		if err == nil {
+			t.Fatalf("parseHarness(%q): no error", tt.text)
+		}
+		prefix := "h.toml: " + tt.key + ": "
+		if n := strings.Count(err.Error(), prefix); n != 1 || !strings.Contains(err.Error(), prefix+tt.want) {
+			t.Errorf("parseHarness(%q) = %v\nwant one error about %s: %q", tt.text, err, tt.key, prefix+tt.want)
 		}
 	}
 }

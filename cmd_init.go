@@ -114,7 +114,7 @@ func harnessTemplate(preset string, cs []detectedCheck) string {
 	fmt.Fprintf(&b, `# harness.toml: how ralph runs the loop in this directory.
 
 [agent]
-preset = %q             # claude; or set command = ["my-agent", "--yes"] instead
+preset = %q             # claude, codex, gemini, opencode, amp, cursor or copilot; or set command = ["my-agent", "--yes"] instead
 # args = ["--model", "opus"]  # extra arguments after the preset's own
 # prompt = "stdin"            # stdin | arg: how the prompt reaches the agent
 timeout = "30m"               # hard limit for one iteration's agent run

@@ -105,5 +105,6 @@ func stopped(c *cli.Context, o loop.Options, err error) {
 	}
 	printJSON(c.App.Writer, loop.Event{
 		Event: loop.EventLoopStopped, Time: now().UTC(), ExitCode: &code, Reason: reason,
+		Message: "stopped: " + reason,
 	}, false)
 }

@@ -45,10 +45,13 @@ func Validate(o Options) (Validation, error) {
 	case err != nil:
 		errs = append(errs, err)
 	default:
-		_, entries, torn, err := progress.Parse(file)
+		head, entries, torn, err := progress.Parse(file)
 		file.Close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", ProgressFile, err))
+		}
+		if len(head) > maxHead {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the head (the notes before the ledger) is %d bytes: only its first %d reach the agent's prompt", ProgressFile, len(head), maxHead))
 		}
 		v.Entries, v.Torn = len(entries), torn
 		if torn > 0 {

@@ -131,14 +131,11 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		if err != nil {
 			what = "deleted"
 		}
-		if st.data == nil {
-			found = append(found, fmt.Sprintf("%s: the agent %s this protected file; it is too large to put back", name, what))
-			continue
-		}
-		if err := restoreFile(o, name, st); err != nil {
+		line, err := putBack(o, name, st, "the agent "+what+" this protected file")
+		if err != nil {
 			return nil, false, err
 		}
-		found = append(found, fmt.Sprintf("%s: the agent %s this protected file; ralph restored it", name, what))
+		found = append(found, line)
 	}
 	protect := glob.Compile(g.Protect...)
 	for _, f := range files {
@@ -159,29 +156,31 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 			found = append(found, name+": "+deleted) // put back above
 			continue
 		}
-		if st.data == nil {
-			found = append(found, fmt.Sprintf("%s: %s; it is too large to put back", name, deleted))
-			continue
-		}
-		if err := restoreFile(o, name, st); err != nil {
+		line, err := putBack(o, name, st, deleted)
+		if err != nil {
 			return nil, false, err
 		}
-		found = append(found, fmt.Sprintf("%s: %s; ralph restored it", name, deleted))
+		found = append(found, line)
 	}
 	slices.Sort(found)
 	return found, changed, nil
 }
 
-// restoreFile puts a guarded file back as it was before the agent ran.
-func restoreFile(o *Options, name string, st fileState) error {
+// putBack puts a guarded file back as it was before the agent ran, and
+// returns the ledger's line for it: what the agent did, and whether ralph
+// could undo it (a file too large to keep cannot be).
+func putBack(o *Options, name string, st fileState, what string) (string, error) {
+	if st.data == nil {
+		return fmt.Sprintf("%s: %s; it is too large to put back", name, what), nil
+	}
 	path := filepath.Join(o.Dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(path, st.data, st.mode); err != nil {
-		return fmt.Errorf("restore %s: %w", name, err)
+		return "", fmt.Errorf("restore %s: %w", name, err)
 	}
-	return nil
+	return fmt.Sprintf("%s: %s; ralph restored it", name, what), nil
 }
 
 // fileInfo is a file of the project: its name, relative and slash-separated,

@@ -113,5 +113,7 @@ func mess(f *File) {
 			s.Answers[i].Answer += "!"
 		}
 	}
-	f.Stories = append(f.Stories[:0], f.Stories[len(f.Stories)-1])
+	if len(f.Stories) > 0 {
+		f.Stories = append(f.Stories[:0], f.Stories[len(f.Stories)-1])
+	}
 }

@@ -151,7 +151,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		if now[name] {
 			continue
 		}
-		const deleted = "the agent deleted this test file (tests may be added, not removed)"
+		deleted := "the agent deleted this test file (" + ratchetRule + ")"
 		if _, ok := s.protected[name]; ok {
 			found = append(found, name+": "+deleted) // put back above
 			continue

@@ -273,29 +273,33 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 // get one attempt past the limit. It returns prd.json as it is then.
 func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
 	max := o.Config.Limits.MaxAttempts
-	spent := func(f *prd.File, s *prd.Story) bool {
-		return s.Attempts >= max && f.State(s) == prd.StateTodo
+	spent := func(in *prd.File, s *prd.Story) bool {
+		return s.Attempts >= max && in.State(s) == prd.StateTodo
 	}
 	if !slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return spent(f, s) }) {
 		return f, nil
 	}
+	var failed []*prd.Story
 	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(cur *prd.File) error {
 		f = cur
-		changed := false
 		for _, s := range cur.Stories {
-			if !spent(cur, s) {
-				continue
+			if spent(cur, s) {
+				s.Failed = fmt.Sprintf("no attempts left: %d made, loop.max_attempts = %d", s.Attempts, max)
+				failed = append(failed, s)
 			}
-			s.Failed = fmt.Sprintf("no attempts left: %d made, loop.max_attempts = %d", s.Attempts, max)
-			o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
-			changed = true
 		}
-		if !changed {
+		if len(failed) == 0 {
 			return prd.ErrUnchanged
 		}
 		return nil
 	})
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range failed {
+		o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
+	}
+	return f, nil
 }
 
 // noStory is why no story of f, which is not done, can run: a stall when
@@ -766,17 +770,20 @@ func (it *iteration) fewerTests() []string {
 	var found []string
 	for _, c := range it.entry.Checks {
 		if n, ok := before[c.Name]; ok && c.Passed && c.Tests > 0 && c.Tests < n {
-			found = append(found, fmt.Sprintf("check %s ran %d tests, %d before: tests may be added, not removed", c.Name, c.Tests, n))
+			found = append(found, fmt.Sprintf("check %s ran %d tests, %d before: %s", c.Name, c.Tests, n, ratchetRule))
 		}
 	}
 	return found
 }
 
+// ratchetRule ends each of the test ratchet's tampered lines.
+const ratchetRule = "tests may be added, not removed"
+
 // isFewerTests reports whether t, a tampered line, is the ratchet's refusal
 // of check name's count (see fewerTests).
 func isFewerTests(t, name string) bool {
 	rest, ok := strings.CutPrefix(t, "check "+name+" ran ")
-	return ok && strings.HasSuffix(rest, "before: tests may be added, not removed")
+	return ok && strings.HasSuffix(rest, " before: "+ratchetRule)
 }
 
 // checkOptions runs checks as an iteration does, narrating each as it ends

@@ -143,13 +143,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		}
 		return prd.ErrUnchanged
 	})
-	switch {
-	case err != nil && len(e.Tampered) > 0:
+	if err != nil && len(e.Tampered) > 0 {
 		return err // the undo could not be saved
-	case err != nil:
-		// The loop's start reads the file again, and says what is wrong
-		// with it.
 	}
+	// A file that cannot be read is the loop's start's to report.
 	for _, t := range e.Tampered {
 		o.warn("%s", t)
 	}

@@ -938,9 +938,12 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 	// the first attempt, kept it in no marker), or a baseline check came
 	// after the first attempt. Such a story
 	// has no known failures. prd.json tells a story that ran from a new
-	// one even when its entries are further back than the ledger is read.
+	// one even when its entries are further back than the ledger is read:
+	// attempts or answers, not notes, which people write before a story
+	// ever runs (isNew counts them, for the previous attempt of a story
+	// unblocked by hand).
 	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
-	if err != nil || ran || !isNew(story) {
+	if err != nil || ran || story.Attempts > 0 || len(story.Answers) > 0 {
 		return b, err
 	}
 	opts := o.checkOptions(it.entry.Iteration, story.ID)

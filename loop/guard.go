@@ -102,11 +102,20 @@ type snapshot struct {
 }
 
 func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
+	files, err := takeFiles(ctx, o)
+	if err != nil {
+		return snapshot{}, err
+	}
+	s, err := takeState(o)
+	s.files = files
+	return s, err
+}
+
+// takeState is the part of a snapshot that guardChecks compares with: the
+// three files, not the project's.
+func takeState(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
-	if s.files, err = takeFiles(ctx, o); err != nil {
-		return s, err
-	}
 	// The copies go into the last iteration's buffers: that snapshot is
 	// done with.
 	b := o.buffers()

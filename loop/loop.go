@@ -476,7 +476,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
 		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
-	baseline, err := it.baseline(ctx, story)
+	baseline, err := it.baseline(ctx, f, story)
 	if err != nil {
 		return err
 	}
@@ -542,7 +542,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return it.failed(err)
 	}
-	e.Tampered = g.tampered
+	e.Tampered = append(e.Tampered, g.tampered...)
 	for _, t := range g.tampered {
 		o.warn("%s", t)
 	}
@@ -601,10 +601,10 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		if s == nil {
 			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)
 		}
-		// From the status the judge saw, whatever wrote to the file
-		// since: the verdict is the whole of it.
-		st := g.prd.Story(story.ID).Status()
-		st.Attempts = attempt
+		// The verdict is the whole of the status, whatever wrote to the
+		// file since the story was picked (when it was neither passing,
+		// blocked nor failed).
+		st := prd.Status{Attempts: attempt}
 		switch v.Outcome {
 		case Done:
 			st.Passes = true
@@ -919,8 +919,11 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 
 // baseline runs the story's baseline checks before its first attempt and
 // records them in the entry; for later attempts it finds them in the
-// ledger.
-func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress.Check, error) {
+// ledger. What the checks change of prd.json and the ledger is undone as
+// after any checks (see guardChecks): the snapshot the agent's guard
+// compares with is taken after them. f is prd.json as the iteration read
+// it.
+func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
 	o := it.o
 	var cs []checks.Check
 	for _, c := range o.Config.Checks {
@@ -952,7 +955,20 @@ func (it *iteration) baseline(ctx context.Context, story *prd.Story) ([]progress
 			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
 	}
-	for _, r := range checks.Run(ctx, cs, opts) {
+	before, err := takeState(o)
+	if err != nil {
+		return nil, err
+	}
+	results := checks.Run(ctx, cs, opts)
+	_, tampered, err := before.guardChecks(o, it.ledger, f, story.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tampered {
+		o.warn("%s", t)
+	}
+	it.entry.Tampered = append(it.entry.Tampered, tampered...)
+	for _, r := range results {
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
 			// What failed, from the whole kept output (its secrets

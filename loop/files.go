@@ -41,14 +41,14 @@ const maxKept = 32 << 20
 // fileState is one guarded file before the agent ran.
 type fileState struct {
 	sum  [32]byte
-	data []byte // nil when too large to keep
+	data []byte // nil past maxKept
 	mode fs.FileMode
 }
 
 // fileSnapshot is the guarded files before the agent ran.
 type fileSnapshot struct {
 	protected map[string]fileState
-	tests     map[string]fileState // sum unset: only a deletion is undone
+	tests     map[string]fileState // sum unset (but for protected ones): only a deletion is undone
 	tree      [32]byte             // treeSum before the agent, for the stall breaker
 }
 
@@ -68,14 +68,23 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	}
 	tests, protect := glob.Compile(g.Tests...), glob.Compile(g.Protect...)
 	kept := 0
-	keep := func(name string) (fileState, bool) {
-		data, err := os.ReadFile(filepath.Join(o.Dir, name))
+	// keep reads a guarded file while the budget lasts; a protected file
+	// is read past it too, for its sum.
+	keep := func(f fileInfo, sum bool) (fileState, bool) {
+		path := filepath.Join(o.Dir, f.name)
+		st := fileState{mode: 0o644}
+		if info, err := os.Stat(path); err == nil {
+			st.mode = info.Mode().Perm()
+		}
+		if !sum && kept+int(f.info.Size()) > maxKept {
+			return st, true
+		}
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return fileState{}, false // gone meanwhile, or not a file
 		}
-		st := fileState{sum: sha256.Sum256(data), mode: 0o644}
-		if info, err := os.Stat(filepath.Join(o.Dir, name)); err == nil {
-			st.mode = info.Mode().Perm()
+		if sum {
+			st.sum = sha256.Sum256(data)
 		}
 		if kept+len(data) <= maxKept {
 			st.data = data
@@ -83,21 +92,24 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 		}
 		return st, true
 	}
+	// The protected files first: the tests do not spend their budget.
 	for _, f := range files {
-		name := f.name
-		if protect.Match(name) {
-			if st, ok := keep(name); ok {
-				s.protected[name] = st
+		if protect.Match(f.name) {
+			if st, ok := keep(f, true); ok {
+				s.protected[f.name] = st
 			}
 		}
-		if tests.Match(name) {
-			// A test file deleted is put back, so that the ratchet
-			// holds for the attempts after this one too.
-			if st, ok := s.protected[name]; ok {
-				s.tests[name] = st
-			} else if st, ok := keep(name); ok {
-				s.tests[name] = st
-			}
+	}
+	// A test file deleted is put back, so that the ratchet holds for the
+	// attempts after this one too; only a deletion is looked for.
+	for _, f := range files {
+		if !tests.Match(f.name) {
+			continue
+		}
+		if st, ok := s.protected[f.name]; ok {
+			s.tests[f.name] = st
+		} else if st, ok := keep(f, false); ok {
+			s.tests[f.name] = st
 		}
 	}
 	return s, nil
@@ -171,7 +183,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 // could undo it (a file too large to keep cannot be).
 func putBack(o *Options, name string, st fileState, what string) (string, error) {
 	if st.data == nil {
-		return fmt.Sprintf("%s: %s; it is too large to put back", name, what), nil
+		return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps, it could not be put back", name, what, maxKept>>20), nil
 	}
 	path := filepath.Join(o.Dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -150,6 +150,11 @@ func (d *tomlDecoder) str(v any, key string) string {
 	if !ok {
 		d.errorf(key, "want a string, got %s", tomlType(v))
 	}
+	if strings.ContainsRune(s, 0) {
+		// Commands, arguments and the environment all end at a NUL:
+		// the loop would fail at its first iteration.
+		d.errorf(key, "%q: a NUL byte cannot be passed to a program", s)
+	}
 	return s
 }
 
@@ -230,12 +235,7 @@ func (d *tomlDecoder) strings(v any, key string) []string {
 	}
 	out := make([]string, 0, len(list))
 	for i, e := range list {
-		s, ok := e.(string)
-		if !ok {
-			d.errorf(fmt.Sprintf("%s[%d]", key, i), "want a string, got %s", tomlType(e))
-			continue
-		}
-		out = append(out, s)
+		out = append(out, d.str(e, fmt.Sprintf("%s[%d]", key, i)))
 	}
 	return out
 }

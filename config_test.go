@@ -114,6 +114,11 @@ commit = true
 			`h.toml: checks[1].bogus: unknown key`,
 			`h.toml: gti: unknown key`,
 		}},
+		{"NUL bytes", "[agent]\npreset = \"claude\"\nargs = [\"a\\u0000b\"]\nenv = { FOO = \"x\\u0000\" }\n\n[[checks]]\nname = \"t\"\nrun = \"true\\u0000\"\n", []string{
+			`h.toml: agent.args[0]: "a\x00b": a NUL byte cannot be passed to a program`,
+			`h.toml: agent.env.FOO: "x\x00": a NUL byte cannot be passed to a program`,
+			`h.toml: checks[0].run: "true\x00": a NUL byte cannot be passed to a program`,
+		}},
 		{"bad env names", "[agent]\npreset = \"claude\"\nenv = { \"A=B\" = \"x\", \"\" = \"y\" }\n", []string{
 			`h.toml: agent.env: "A=B": not a variable's name (empty, or with = or NUL in it)`,
 			`h.toml: agent.env: "": not a variable's name (empty, or with = or NUL in it)`,

@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/loop"
+	"github.com/ralph-harness/ralph/prd"
 )
 
 // taskCommand edits prd.json for people and scripts. Every edit is atomic
@@ -85,11 +85,10 @@ func taskAddCommand() *cli.Command {
 func checkAddFlags(c *cli.Context) error {
 	var errs []error
 	id := c.String("id")
-	switch {
-	case id == "":
+	if id == "" {
 		errs = append(errs, errors.New("--id is required"))
-	case strings.IndexFunc(id, unicode.IsSpace) >= 0 || strings.IndexFunc(id, unicode.IsControl) >= 0:
-		errs = append(errs, fmt.Errorf("--id %q: contains a space or a control character", id))
+	} else if err := prd.CheckID(id); err != nil {
+		errs = append(errs, fmt.Errorf("--id %q: %w", id, err))
 	}
 	if strings.TrimSpace(c.String("title")) == "" {
 		errs = append(errs, errors.New("--title is required"))

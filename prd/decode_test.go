@@ -249,6 +249,14 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: `prd.json: userStories[0]: id "A ": contains a space or a control character`,
 		},
 		{
+			name: "bad id named by its place",
+			data: `{"userStories": [{"id": "US\n1"}, {"id": "\u001b[31mX", "title": "x", "attempts": -1}]}`,
+			want: "prd.json: userStories[0]: id \"US\\n1\": contains a space or a control character\n" +
+				"prd.json: userStories[0]: missing title\n" +
+				"prd.json: userStories[1]: id \"\\x1b[31mX\": contains a space or a control character\n" +
+				"prd.json: userStories[1]: attempts: want 0 or more, got -1",
+		},
+		{
 			name: "id with a newline",
 			data: `{"userStories": [{"id": "US\n1", "title": "a"}]}`,
 			want: `prd.json: userStories[0]: id "US\n1": contains a space or a control character`,

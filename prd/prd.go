@@ -168,8 +168,8 @@ func isText(data []byte, text [][]byte) bool {
 	return len(data) == 0
 }
 
-// Done reports whether every story passes. A file without stories is not done:
-// it never validates, and there is nothing to have finished.
+// Done reports whether every story passes. A file without stories is not
+// done: there is nothing to have finished (and the loop refuses it).
 func (f *File) Done() bool {
 	return len(f.Stories) > 0 && !slices.ContainsFunc(f.Stories, func(s *Story) bool { return !s.Passes })
 }

@@ -45,20 +45,22 @@ func (f *File) validate(name string, listed bool) error {
 			}
 		}
 	}
-	// storyName names the i-th story in messages: by its id when that is unique.
+	// storyName names the i-th story in messages: by its id when that is
+	// unique (see name).
 	storyName := func(i int) string {
-		if s := f.Stories[i]; s.ID != "" && !dups[s.ID] {
-			return s.ID
+		if dups[f.Stories[i].ID] {
+			return fmt.Sprintf("userStories[%d]", i)
 		}
-		return fmt.Sprintf("userStories[%d]", i)
+		return f.name(i)
 	}
 
 	for i, s := range f.Stories {
+		idErr := CheckID(s.ID)
 		switch {
 		case s.ID == "":
 			add("%s: missing id", storyName(i))
-		case CheckID(s.ID) != nil:
-			add("userStories[%d]: id %q: %v", i, s.ID, CheckID(s.ID))
+		case idErr != nil:
+			add("userStories[%d]: id %q: %v", i, s.ID, idErr)
 		case dups[s.ID] && first[s.ID] != i:
 			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
 		}
@@ -129,7 +131,7 @@ func (f *File) cycles(deps, ends []int) [][]string {
 			case onPath:
 				var ids []string
 				for _, k := range path[slices.Index(path, j):] {
-					ids = append(ids, f.Stories[k].ID)
+					ids = append(ids, f.name(k))
 				}
 				found = append(found, append(ids, f.Stories[j].ID))
 			}
@@ -143,6 +145,16 @@ func (f *File) cycles(deps, ends []int) [][]string {
 		}
 	}
 	return found
+}
+
+// name names the i-th story in messages: by its id when that is a word,
+// else by its place, so that no message carries a line break or a
+// terminal's escape.
+func (f *File) name(i int) string {
+	if id := f.Stories[i].ID; CheckID(id) == nil {
+		return id
+	}
+	return fmt.Sprintf("userStories[%d]", i)
 }
 
 // CheckID says what is wrong with id as a story's id, or nil: it must be

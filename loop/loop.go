@@ -105,7 +105,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := o.loadStories(); err != nil {
+	// Watching, an empty list is one to wait on: a story added wakes it.
+	load := o.loadStories
+	if o.Watch {
+		load = o.loadPRD
+	}
+	if _, err := load(); err != nil {
 		return err
 	}
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // ErrUnchanged, returned by an Update function, ends the update without
@@ -48,7 +48,7 @@ func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
 // lockDir takes an exclusive lock on dir, waiting for it; the function it
 // returns releases it.
 func lockDir(dir string) (func(), error) {
-	d, err := os.Open(dir)
+	d, err := readbuf.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/durable"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // syncFile flushes a file to stable storage. It is a variable so that a test can
@@ -93,7 +94,7 @@ func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Wr
 	// closes it, so that the queue pays for freeing them.
 	var prev *os.File
 	if q != nil {
-		prev, _ = os.Open(target)
+		prev, _ = readbuf.Open(target)
 	}
 	if err := os.Rename(f.Name(), target); err != nil {
 		prev.Close()
@@ -163,7 +164,7 @@ func resolve(path string, perm os.FileMode) (string, os.FileMode, error) {
 
 // syncDir syncs the directory dir; its errors name it.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := readbuf.Open(dir)
 	if err != nil {
 		return err
 	}

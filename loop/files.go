@@ -38,11 +38,29 @@ var DefaultTests = []string{
 // back; past it, a file is still guarded, but a change is only reported.
 const maxKept = 32 << 20
 
-// fileState is one guarded file before the agent ran.
+// fileState is one guarded file before the agent ran: a regular file's
+// sum and contents, or where a symbolic link pointed. A file that becomes
+// a link (or a link that points elsewhere) has changed, whatever the link
+// leads to: the agent could point it at anything, outside the project too.
 type fileState struct {
 	sum  [32]byte
-	data []byte // nil past maxKept
-	mode fs.FileMode
+	data []byte      // nil past maxKept
+	mode fs.FileMode // Lstat's: its type and permissions
+	link string      // the target, when mode says a symbolic link
+}
+
+// unchanged reports whether the file at path is still as st says it was.
+func (st fileState) unchanged(path string) bool {
+	info, err := os.Lstat(path)
+	if err != nil || info.Mode() != st.mode {
+		return false
+	}
+	if st.mode&fs.ModeSymlink != 0 {
+		link, err := os.Readlink(path)
+		return err == nil && link == st.link
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && sha256.Sum256(data) == st.sum
 }
 
 // fileSnapshot is the guarded files before the agent ran.
@@ -72,9 +90,11 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	// is read past it too, for its sum.
 	keep := func(f fileInfo, sum bool) (fileState, bool) {
 		path := filepath.Join(o.Dir, f.name)
-		st := fileState{mode: 0o644}
-		if info, err := os.Stat(path); err == nil {
-			st.mode = info.Mode().Perm()
+		st := fileState{mode: f.info.Mode()}
+		if st.mode&fs.ModeSymlink != 0 {
+			link, err := os.Readlink(path)
+			st.link = link
+			return st, err == nil
 		}
 		if !sum && kept+int(f.info.Size()) > maxKept {
 			return st, true
@@ -133,21 +153,9 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		name := f.name
 		now[name] = true
 	}
-	for name, st := range s.protected {
-		path := filepath.Join(o.Dir, name)
-		data, err := os.ReadFile(path)
-		if err == nil && sha256.Sum256(data) == st.sum {
-			continue
-		}
-		what := "changed"
-		if err != nil {
-			what = "deleted"
-		}
-		line, err := putBack(o, name, st, "the agent "+what+" this protected file")
-		if err != nil {
-			return nil, false, err
-		}
-		found = append(found, line)
+	found, err = s.guardProtected(o, byAgent)
+	if err != nil {
+		return nil, false, err
 	}
 	protect := glob.Compile(g.Protect...)
 	for _, f := range files {
@@ -178,21 +186,106 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 	return found, changed, nil
 }
 
+// guardProtected puts back the protected files that who changed or
+// deleted since the snapshot, a line each for the ledger. The guard of the
+// checks calls it too: a test can rewrite a check's script as well as the
+// agent that wrote the test.
+func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
+	var found []string
+	for name, st := range s.protected {
+		path := filepath.Join(o.Dir, name)
+		if st.unchanged(path) {
+			continue
+		}
+		what := "changed"
+		if _, err := os.Lstat(path); err != nil {
+			what = "deleted"
+		}
+		line, err := putBack(o, name, st, who+" "+what+" this protected file")
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, line)
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
 // putBack puts a guarded file back as it was before the agent ran, and
 // returns the ledger's line for it: what the agent did, and whether ralph
-// could undo it (a file too large to keep cannot be).
+// could undo it (a file too large to keep cannot be). It never writes
+// through a link: whatever is at the file's place goes, and a directory
+// that now leads out of the project is left alone.
 func putBack(o *Options, name string, st fileState, what string) (string, error) {
-	if st.data == nil {
+	isLink := st.mode&fs.ModeSymlink != 0
+	if st.data == nil && !isLink {
 		return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps, it could not be put back", name, what, maxKept>>20), nil
 	}
 	path := filepath.Join(o.Dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+	dir := filepath.Dir(path)
+	if !within(o.Dir, dir) {
+		return fmt.Sprintf("%s: %s; its directory now leads out of the project, so ralph could not put it back", name, what), nil
 	}
-	if err := os.WriteFile(path, st.data, st.mode); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("restore %s: %w", name, err)
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return "", fmt.Errorf("restore %s: %w", name, err)
+	}
+	var err error
+	if isLink {
+		err = os.Symlink(st.link, path)
+	} else {
+		err = writeNew(path, st.data, st.mode.Perm())
+	}
+	if err != nil {
 		return "", fmt.Errorf("restore %s: %w", name, err)
 	}
 	return fmt.Sprintf("%s: %s; ralph restored it", name, what), nil
+}
+
+// writeNew creates the file at path, which must not exist, with data and
+// perm (umask aside, as the file had it).
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// within reports whether dir, its links resolved, is root or under it. A
+// part of dir that does not exist yet resolves to itself.
+func within(root, dir string) bool {
+	base, rest := dir, ""
+	for {
+		if _, err := os.Lstat(base); err == nil {
+			break
+		}
+		parent := filepath.Dir(base)
+		if parent == base {
+			return false
+		}
+		rest = filepath.Join(filepath.Base(base), rest)
+		base = parent
+	}
+	resolved, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return false
+	}
+	top, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(top, filepath.Join(resolved, rest))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // fileInfo is a file of the project: its name, relative and slash-separated,
@@ -232,7 +325,9 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() {
+		// A link is listed as itself, not followed: the guard sees an
+		// agent that turns a file into a link.
+		if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
 			info, err := d.Info()
 			if err != nil {
 				return nil // gone meanwhile

@@ -98,8 +98,14 @@ type snapshot struct {
 	progress     []byte
 	progressSize int64
 	progressEnd  []byte
-	files        fileSnapshot
+	// places are the three files as Lstat saw them, in ownFiles' order:
+	// a file turned into a link must not be restored through the link.
+	places [len(ownFiles)]fileState
+	files  fileSnapshot
 }
+
+// ownFiles are the three files, whose places the guard keeps.
+var ownFiles = [...]string{PRDFile, HarnessFile, ProgressFile}
 
 func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	files, err := takeFiles(ctx, o)
@@ -116,6 +122,12 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 func takeState(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
+	for i, name := range ownFiles {
+		if info, err := os.Lstat(o.path(name)); err == nil {
+			s.places[i].mode = info.Mode()
+			s.places[i].link, _ = os.Readlink(o.path(name))
+		}
+	}
 	// The copies go into the last iteration's buffers: that snapshot is
 	// done with.
 	b := o.buffers()
@@ -171,17 +183,28 @@ const (
 	byChecks = "the checks"
 )
 
-// guardChecks undoes what the checks changed of prd.json and progress.txt
-// that the agent may not change either: a test can write files as well as
-// the agent that wrote it. read is prd.json as the guard left it for the
-// judge. harness.toml is left alone: an edit made while the checks run is
-// a person's, for the next iteration; so are the project's files, which
-// cost a listing to compare.
+// guardChecks undoes what the checks changed of prd.json, progress.txt and
+// the protected files that the agent may not change either: a test can
+// write files as well as the agent that wrote it, and a check whose script
+// changed under it proves nothing. read is prd.json as the guard left it
+// for the judge. harness.toml is left alone: an edit made while the checks
+// run is a person's, for the next iteration; so are the project's other
+// files, which cost a listing to compare.
 func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (*prd.File, []string, error) {
-	f, tampered, err := s.guardPRD(o, read, storyID, byChecks)
+	tampered, err := s.guardPlaces(o, byChecks)
 	if err != nil {
 		return nil, nil, err
 	}
+	f, more, err := s.guardPRD(o, read, storyID, byChecks)
+	if err != nil {
+		return nil, nil, err
+	}
+	tampered = append(tampered, more...)
+	found, err := s.files.guardProtected(o, byChecks)
+	if err != nil {
+		return nil, nil, err
+	}
+	tampered = append(tampered, found...)
 	note, err := s.guardProgress(o, ledger, byChecks)
 	if err != nil {
 		return nil, nil, err
@@ -209,10 +232,15 @@ type guarded struct {
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
-	f, tampered, err := s.guardPRD(o, read, storyID, byAgent)
+	tampered, err := s.guardPlaces(o, byAgent)
 	if err != nil {
 		return guarded{}, err
 	}
+	f, more, err := s.guardPRD(o, read, storyID, byAgent)
+	if err != nil {
+		return guarded{}, err
+	}
+	tampered = append(tampered, more...)
 	found, changed, err := s.files.guard(ctx, o)
 	if err != nil {
 		return guarded{}, err
@@ -237,6 +265,34 @@ func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger
 		tampered = append(tampered, note)
 	}
 	return guarded{prd: f, tampered: tampered, changed: changed}, nil
+}
+
+// guardPlaces takes away what who put in place of any of the three files
+// (a link, a directory) or a link of the person's that who pointed
+// elsewhere, and makes the person's link again: the guards of their
+// contents then restore them where they belong, not where who pointed.
+func (s snapshot) guardPlaces(o *Options, who string) ([]string, error) {
+	var found []string
+	for i, name := range ownFiles {
+		was := s.places[i]
+		info, err := os.Lstat(o.path(name))
+		if was.mode == 0 || err != nil { // a removed file's contents are put back
+			continue
+		}
+		if link, _ := os.Readlink(o.path(name)); info.Mode().Type() == was.mode.Type() && link == was.link {
+			continue
+		}
+		if err := os.RemoveAll(o.path(name)); err != nil {
+			return nil, fmt.Errorf("restore %s: %w", name, err)
+		}
+		if was.mode&fs.ModeSymlink != 0 {
+			if err := os.Symlink(was.link, o.path(name)); err != nil {
+				return nil, fmt.Errorf("restore %s: %w", name, err)
+			}
+		}
+		found = append(found, fmt.Sprintf("%s: %s put something else in its place; ralph took it away", name, who))
+	}
+	return found, nil
 }
 
 func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*prd.File, []string, error) {

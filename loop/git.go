@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -33,7 +34,7 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 	if _, err := git(ctx, dir, "add", "--all", "--", pathspec); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--", pathspec); err == nil {
+	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", pathspec); err == nil {
 		return "", nil
 	}
 	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg, "--", pathspec); err != nil {
@@ -49,13 +50,21 @@ func gitDirty(ctx context.Context, dir string) bool {
 	return err == nil && strings.TrimSpace(out) != ""
 }
 
+// gitSafe are the options of every git command ralph runs: no hooks and no
+// file system monitor, programs that the repository's configuration names
+// and that the agent can write. A post-commit hook the agent left would
+// otherwise run after the verdict, in ralph's commit, and could mark its
+// story passing.
+var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
+
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		// git's message on one line, so that a warning quoting it stays one.
+		msg := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", "; ")), " ")
 		if msg == "" {
 			return "", fmt.Errorf("git %s: %w", args[0], err)
 		}

@@ -175,7 +175,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
 		if _, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
-			o.warn("git commit of %s: %v", ProgressFile, err)
+			o.warn("commit of %s: %v", ProgressFile, err)
 		}
 	}()
 	retries := 0 // problems in a row, for the backoff
@@ -1052,7 +1052,7 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ".", msg)
 		switch {
 		case err != nil:
-			o.warn("git commit: %v (the changes stay in the work tree)", err)
+			o.warn("%v (the changes stay in the work tree)", err)
 			it.entry.Commit = "none (commit failed)"
 		case id == "":
 			it.entry.Commit = "none (no changes)"

@@ -22,6 +22,7 @@ import (
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
@@ -115,6 +116,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
 		return err
+	}
+	if err := proc.Adopt(); err != nil {
+		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
 	}
 	ledger, err := progress.Open(o.path(ProgressFile))
 	if err != nil {
@@ -271,6 +275,21 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 		return story, nil
 	}
 	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+}
+
+// killOrphans kills what who left running out of its process group when
+// it exited (a daemon, a child that called setsid), and says so: a process
+// that outlives its step could change files after the guard looked, after
+// the verdict, or after ralph is gone.
+func (o *Options) killOrphans(who string) {
+	n, err := proc.KillOrphans()
+	if err != nil {
+		o.warn("%v", err)
+	}
+	if n > 0 {
+		o.warn("%s left %s running; ralph killed %s", who,
+			plural.Of(n, "a process", "%d processes"), plural.Of(n, "it", "them"))
+	}
 }
 
 // failSpent fails the stories that may run but have no attempts left,
@@ -509,6 +528,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.failed(err)
 	}
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
+	o.killOrphans(byAgent)
 	if err != nil {
 		return it.failed(err)
 	}
@@ -712,6 +732,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		return nil
 	}
 	results := checks.Run(ctx, cs, o.checkOptions(it.entry.Iteration, it.entry.StoryID))
+	o.killOrphans(byChecks)
 	var failed []string
 	for _, r := range results {
 		c := progress.Check{
@@ -965,6 +986,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 		return nil, err
 	}
 	results := checks.Run(ctx, cs, opts)
+	o.killOrphans(byChecks)
 	_, tampered, err := before.guardChecks(o, it.ledger, f, story.ID)
 	if err != nil {
 		return nil, err

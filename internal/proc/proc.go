@@ -237,6 +237,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		return fail(err)
 	}
 	running.Store(p, struct{}{})
+	noteStarted(p.Pid())
 	closeAll(childEnds)
 
 	for i, r := range readers {
@@ -259,6 +260,38 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 
 // running holds the processes started and not yet waited for, for KillAll.
 var running sync.Map // *Process → struct{}
+
+// started are the children started since KillOrphans last looked, each
+// the leader of its process group.
+var started struct {
+	sync.Mutex
+	pids []int
+}
+
+func noteStarted(pid int) {
+	started.Lock()
+	started.pids = append(started.pids, pid)
+	started.Unlock()
+}
+
+// takeStarted returns the children started since it was last called.
+func takeStarted() []int {
+	started.Lock()
+	defer started.Unlock()
+	pids := started.pids
+	started.pids = nil
+	return pids
+}
+
+// isRunning reports whether pid is a child started and not yet waited for.
+func isRunning(pid int) bool {
+	found := false
+	running.Range(func(k, _ any) bool {
+		found = k.(*Process).Pid() == pid
+		return !found
+	})
+	return found
+}
 
 // KillAll sends SIGKILL to the process group of every child running now,
 // without the grace period of Stop: it is for a user who asked twice. Each

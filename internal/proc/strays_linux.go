@@ -101,22 +101,10 @@ func matches(pid int, dirs []string, env []string) bool {
 	return false
 }
 
-// processGroup reads the process group of pid from /proc/PID/stat, whose
-// second field (the command name, in parentheses) may hold spaces.
+// processGroup reads the process group of pid.
 func processGroup(pid int) (int, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 3 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.Atoi(fields[2])
+	st, err := readStat(pid)
+	return st.pgrp, err
 }
 
 func exists(pid int) bool {

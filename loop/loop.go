@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
-		if _, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ProgressFile, msg); err != nil {
+		if _, err := o.commit(context.WithoutCancel(ctx), ProgressFile, msg); err != nil {
 			o.warn("commit of %s: %v", ProgressFile, err)
 		}
 	}()
@@ -905,11 +905,11 @@ func (e *waitError) Error() string { return e.problem.Kind.String() + ": " + e.p
 func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Totals) error {
 	now := o.now()
 	d := backoff(o.Config.Agent.RetryBackoff, w.retries, o.Jitter)
-	if reset := w.problem.ResetAt; !reset.IsZero() {
+	// A reset time already past (a CLI that repeats a stale one, a clock
+	// ahead) is no reason to try again at once: that would spend every
+	// iteration in a second. The backoff stands then.
+	if reset := w.problem.ResetAt; reset.After(now) {
 		d = reset.Sub(now)
-		if d < 0 {
-			d = 0
-		}
 	}
 	if max := o.Config.Limits.MaxDuration; max > 0 && totals.Elapsed+d > max {
 		return stopf(LimitReached, "the %s lifts only after loop.max_duration = %s: stopping instead of waiting %s", w.problem.Kind, max, d.Round(time.Second))
@@ -1059,6 +1059,19 @@ func (it *iteration) interrupted() error {
 	return stopf(InterruptedStop, "interrupted during iteration %d (%s); run `ralph loop` again to resume", it.entry.Iteration, it.entry.StoryID)
 }
 
+// commit is gitCommit in the work directory. A commit that fails on an
+// index.lock that no git holds (one killed during a commit left it: an
+// agent's git that ralph stopped, say) clears it and tries once more:
+// otherwise every commit of the run would fail.
+func (o *Options) commit(ctx context.Context, pathspec, msg string) (string, error) {
+	id, err := gitCommit(ctx, o.Dir, pathspec, msg)
+	if err != nil && strings.Contains(err.Error(), "index.lock") {
+		o.clearIndexLock(ctx)
+		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
+	}
+	return id, err
+}
+
 // record commits the iteration's changes (when asked to) and appends the
 // ledger entry naming the commit.
 func (it *iteration) record(ctx context.Context, message string) error {
@@ -1071,7 +1084,7 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		// As in the ledger: git refuses a message with a NUL in it, and
 		// the agent's summary may hold anything.
 		msg = progress.Clean(msg)
-		id, err := gitCommit(context.WithoutCancel(ctx), o.Dir, ".", msg)
+		id, err := o.commit(context.WithoutCancel(ctx), ".", msg)
 		switch {
 		case err != nil:
 			o.warn("%v (the changes stay in the work tree)", err)

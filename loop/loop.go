@@ -1001,7 +1001,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 			// What failed, from the whole kept output (its secrets
 			// redacted, see checkOptions), normalised: what a later run
 			// is compared with.
-			c.Excerpt = strings.Join(failureLines(r.Output, maxBaselineLines), "\n")
+			c.Excerpt = strings.Join(distinctFailures(r.Output, maxBaselineLines), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

@@ -78,6 +78,25 @@ func failureLines(out string, limit int) []string {
 	return picked
 }
 
+// distinctFailures is failureLines without repeats, the first limit of
+// them: what a baseline keeps and what a later run is compared with. An
+// output that repeats a known failure line many times cannot push a new
+// one past the window.
+func distinctFailures(out string, limit int) []string {
+	var picked []string
+	seen := map[string]bool{}
+	for _, l := range failureLines(out, 0) {
+		if !seen[l] {
+			seen[l] = true
+			picked = append(picked, l)
+			if len(picked) == limit {
+				break
+			}
+		}
+	}
+	return picked
+}
+
 func normalise(line string) string {
 	line = escapeRE().ReplaceAllString(line, "")
 	line = tmpRE().ReplaceAllString(line, "/tmp/…")
@@ -176,9 +195,9 @@ func knownFailure(baseline []progress.Check, name, out string) bool {
 			continue
 		}
 		// Both sides are read as the baseline was kept: its first
-		// maxBaselineLines failure lines.
+		// maxBaselineLines distinct failure lines.
 		before := failureLines(b.Excerpt, 0)
-		now := failureLines(out, maxBaselineLines)
+		now := distinctFailures(out, maxBaselineLines)
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}

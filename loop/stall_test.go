@@ -106,6 +106,11 @@ func TestKnownFailureEdges(t *testing.T) {
 	if !knownFailure(kept, "unit", out) {
 		t.Errorf("a failure of %d lines is not known against its own baseline", maxBaselineLines+50)
 	}
+	// A known line repeated past the window does not hide a new one.
+	padded := strings.Repeat("--- FAIL: TestLegacyaa\n", maxBaselineLines+1) + "--- FAIL: TestNew\n"
+	if knownFailure(kept, "unit", padded) {
+		t.Error("a new failure after a known one repeated many times is taken for known")
+	}
 	// The ledger keeps control bytes as U+FFFD; the live output has them raw.
 	coloured := []progress.Check{{Name: "unit", Excerpt: "\uFFFD[31m--- FAIL: TestLegacy (0.01s)\uFFFD[0m"}}
 	if !knownFailure(coloured, "unit", "\x1b[31m--- FAIL: TestLegacy (0.02s)\x1b[0m") {

@@ -29,7 +29,7 @@ func Adopt() error {
 // running when they exited: the processes handed to this one (see Adopt)
 // and what is left of the children's process groups. What those leave is
 // handed over in turn as they die, and killed too. Zombies are reaped. It
-// returns how many processes it killed.
+// returns how many processes it killed that had left their child's group.
 //
 // Only processes started since the first of those children are read
 // (process ids grow until they wrap around, past four million on 64-bit
@@ -68,7 +68,11 @@ func KillOrphans() (int, error) {
 				found = true
 				if st.state != 'Z' {
 					syscall.Kill(pid, syscall.SIGKILL)
-					killed++
+					// One still in a child's group was killed with
+					// the group and is not gone yet: no stray.
+					if !slices.Contains(groups, st.pgrp) {
+						killed++
+					}
 				}
 				reap(pid)
 			case slices.Contains(groups, st.pgrp) && st.state != 'Z':

@@ -49,15 +49,34 @@ type fileState struct {
 	link string      // the target, when mode says a symbolic link
 }
 
+// placeOf is what Lstat says is at path, a link's target included; ok is
+// false when nothing is.
+func placeOf(path string) (st fileState, ok bool) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return st, false
+	}
+	st.mode = info.Mode()
+	if st.mode&fs.ModeSymlink != 0 {
+		st.link, _ = os.Readlink(path)
+	}
+	return st, true
+}
+
+// samePlace reports whether now, what is at a file's place now (see
+// placeOf), is what st was: a file, or a link to the same target.
+func (st fileState) samePlace(now fileState) bool {
+	return now.mode.Type() == st.mode.Type() && now.link == st.link
+}
+
 // unchanged reports whether the file at path is still as st says it was.
 func (st fileState) unchanged(path string) bool {
-	info, err := os.Lstat(path)
-	if err != nil || info.Mode() != st.mode {
+	now, ok := placeOf(path)
+	if !ok || !st.samePlace(now) || now.mode != st.mode {
 		return false
 	}
 	if st.mode&fs.ModeSymlink != 0 {
-		link, err := os.Readlink(path)
-		return err == nil && link == st.link
+		return true
 	}
 	data, err := os.ReadFile(path)
 	return err == nil && sha256.Sum256(data) == st.sum
@@ -92,9 +111,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 		path := filepath.Join(o.Dir, f.name)
 		st := fileState{mode: f.info.Mode()}
 		if st.mode&fs.ModeSymlink != 0 {
-			link, err := os.Readlink(path)
-			st.link = link
-			return st, err == nil
+			return placeOf(path)
 		}
 		if !sum && kept+int(f.info.Size()) > maxKept {
 			return st, true

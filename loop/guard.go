@@ -123,10 +123,7 @@ func takeState(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
 	for i, name := range ownFiles {
-		if info, err := os.Lstat(o.path(name)); err == nil {
-			s.places[i].mode = info.Mode()
-			s.places[i].link, _ = os.Readlink(o.path(name))
-		}
+		s.places[i], _ = placeOf(o.path(name))
 	}
 	// The copies go into the last iteration's buffers: that snapshot is
 	// done with.
@@ -275,11 +272,9 @@ func (s snapshot) guardPlaces(o *Options, who string) ([]string, error) {
 	var found []string
 	for i, name := range ownFiles {
 		was := s.places[i]
-		info, err := os.Lstat(o.path(name))
-		if was.mode == 0 || err != nil { // a removed file's contents are put back
-			continue
-		}
-		if link, _ := os.Readlink(o.path(name)); info.Mode().Type() == was.mode.Type() && link == was.link {
+		now, ok := placeOf(o.path(name))
+		// A removed file's contents are put back by the guards of them.
+		if was.mode == 0 || !ok || was.samePlace(now) {
 			continue
 		}
 		if err := os.RemoveAll(o.path(name)); err != nil {

@@ -117,8 +117,7 @@ func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
 	return s, err
 }
 
-// takeState is the part of a snapshot that guardChecks compares with: the
-// three files, not the project's.
+// takeState is the three files' part of a snapshot.
 func takeState(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error

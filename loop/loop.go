@@ -945,9 +945,9 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 
 // baseline runs the story's baseline checks before its first attempt and
 // records them in the entry; for later attempts it finds them in the
-// ledger. What the checks change of prd.json and the ledger is undone as
-// after any checks (see guardChecks): the snapshot the agent's guard
-// compares with is taken after them. f is prd.json as the iteration read
+// ledger. What the checks change of prd.json, the ledger and the protected
+// files is undone as after any checks (see guardChecks): the snapshot the
+// agent's guard compares with is taken after them. f is prd.json as the iteration read
 // it.
 func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
 	o := it.o
@@ -981,7 +981,9 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
 	}
-	before, err := takeState(o)
+	// The protected files too: what the checks change of them would
+	// otherwise be what the agent's guard protects.
+	before, err := takeSnapshot(ctx, o)
 	if err != nil {
 		return nil, err
 	}

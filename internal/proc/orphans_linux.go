@@ -26,69 +26,53 @@ func Adopt() error {
 }
 
 // KillOrphans kills what the children started since it last ran left
-// running when they exited: the processes handed to this one (see Adopt)
-// and what is left of the children's process groups. What those leave is
-// handed over in turn as they die, and killed too. Zombies are reaped. It
-// returns how many processes it killed that had left their child's group.
+// running out of their process groups when they exited: the processes
+// handed to this one (see Adopt), and what those leave in turn as they
+// die. Zombies are reaped. It returns how many processes it killed.
 //
-// Only processes started since the first of those children are read
-// (process ids grow until they wrap around, past four million on 64-bit
-// Linux), so that a look costs a few files of /proc, not one per process
-// on the machine; nothing outside this process's children and their
-// groups is ever signalled.
+// The children's groups were killed when their leaders exited; it first
+// waits (a second at most) until they are empty, so that what their
+// members left has been handed over. Then it reads /proc only when this
+// process has a child at all, which is seldom: nothing outside its own
+// children is ever signalled.
 func KillOrphans() (int, error) {
 	groups := takeStarted()
-	if len(groups) == 0 {
-		return 0, nil
+	deadline := time.Now().Add(time.Second)
+	for slices.ContainsFunc(groups, groupExists) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
-	if !hasChildren() && !slices.ContainsFunc(groups, groupExists) {
-		return 0, nil // the usual case: nothing left, and /proc unread
-	}
-	from := slices.Min(groups)
 	self := os.Getpid()
 	killed := 0
-	deadline := time.Now().Add(time.Second)
-	for {
+	deadline = time.Now().Add(time.Second)
+	for hasChildren() {
 		procs, err := os.ReadDir("/proc")
 		if err != nil {
 			return killed, fmt.Errorf("find orphaned processes: %w", err)
 		}
-		found, dying := false, false
+		found := false
 		for _, d := range procs {
 			pid, err := strconv.Atoi(d.Name())
-			if err != nil || pid < from || pid == self || isRunning(pid) {
+			if err != nil || pid == self || isRunning(pid) {
 				continue
 			}
 			st, err := readStat(pid)
-			if err != nil {
-				continue // gone meanwhile
+			if err != nil || st.ppid != self {
+				continue // gone meanwhile, or not a child
 			}
-			switch {
-			case st.ppid == self:
-				found = true
-				if st.state != 'Z' {
-					syscall.Kill(pid, syscall.SIGKILL)
-					// One still in a child's group was killed with
-					// the group and is not gone yet: no stray.
-					if !slices.Contains(groups, st.pgrp) {
-						killed++
-					}
-				}
-				reap(pid)
-			case slices.Contains(groups, st.pgrp) && st.state != 'Z':
-				// Killed with its group, and not yet gone: what it leaves
-				// is handed over only once it is.
+			found = true
+			if st.state != 'Z' {
 				syscall.Kill(pid, syscall.SIGKILL)
-				dying = true
+				killed++
 			}
+			reap(pid)
 		}
-		if !found && !dying || time.Now().After(deadline) {
-			return killed, nil
-		}
-		if !found {
-			time.Sleep(time.Millisecond)
+		// What is left is a child started meanwhile, or one being
+		// waited for: not for this look.
+		if !found || time.Now().After(deadline) {
+			break
 		}
 	}
+	return killed, nil
 }
 
 // hasChildren reports whether this process has any child, running or a

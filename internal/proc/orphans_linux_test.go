@@ -1,0 +1,46 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestKillOrphans: a child's child that left its group (setsid) is handed
+// to this process once the child exits, and killed; one that already
+// exited is reaped, so that the next look finds no child and reads no
+// /proc at all.
+func TestKillOrphans(t *testing.T) {
+	if err := Adopt(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	escaped := filepath.Join(dir, "escaped")
+	// One stray sleeps on; the other exits at once and is left a zombie.
+	script := `setsid sh -c 'touch escaped; exec sleep 100' </dev/null >/dev/null 2>&1 &
+setsid true </dev/null >/dev/null 2>&1 &
+while ! test -f escaped; do sleep 0.01; done`
+	p, err := Start(context.Background(), Config{Argv: []string{"sh", "-c", script}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := p.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	time.Sleep(50 * time.Millisecond) // the short one is gone by now
+	n, err := KillOrphans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("killed %d, want 1 (the sleeping stray; the other was reaped)", n)
+	}
+	if hasChildren() {
+		t.Error("a child is left after KillOrphans")
+	}
+	if _, err := os.Stat(escaped); err != nil {
+		t.Fatalf("the stray never ran: %v", err)
+	}
+}

@@ -257,6 +257,12 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 				"prd.json: userStories[1]: attempts: want 0 or more, got -1",
 		},
 		{
+			name: "bad id in a cycle named by its place",
+			data: `{"userStories": [{"id": "\u001b[31mA", "title": "a", "dependsOn": ["B"]}, {"id": "B", "title": "b", "dependsOn": ["\u001b[31mA"]}]}`,
+			want: "prd.json: userStories[0]: id \"\\x1b[31mA\": contains a space or a control character\n" +
+				"prd.json: dependsOn cycle: userStories[0] -> B -> userStories[0]",
+		},
+		{
 			name: "id with a newline",
 			data: `{"userStories": [{"id": "US\n1", "title": "a"}]}`,
 			want: `prd.json: userStories[0]: id "US\n1": contains a space or a control character`,

@@ -133,7 +133,7 @@ func (f *File) cycles(deps, ends []int) [][]string {
 				for _, k := range path[slices.Index(path, j):] {
 					ids = append(ids, f.name(k))
 				}
-				found = append(found, append(ids, f.Stories[j].ID))
+				found = append(found, append(ids, f.name(j)))
 			}
 		}
 		path = path[:len(path)-1]

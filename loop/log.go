@@ -39,6 +39,7 @@ type CheckReport struct {
 	Skipped  bool    `json:"skipped,omitempty"`
 	Optional bool    `json:"optional,omitempty"`
 	TimedOut bool    `json:"timedOut,omitempty"`
+	Known    bool    `json:"known,omitempty"` // failed as in the story's baseline: not against the verdict
 	Seconds  float64 `json:"seconds"`
 	Excerpt  string  `json:"excerpt,omitempty"`
 }
@@ -78,6 +79,7 @@ func ReportEntry(e progress.Entry) EntryReport {
 			Passed:   c.Passed,
 			Skipped:  c.Skipped,
 			Optional: c.Optional,
+			Known:    c.Known,
 			TimedOut: c.TimedOut,
 			Seconds:  c.Duration.Seconds(),
 			Excerpt:  c.Excerpt,

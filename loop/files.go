@@ -170,10 +170,8 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		name := f.name
 		now[name] = true
 	}
-	found, err = s.guardProtected(o, byAgent)
-	if err != nil {
-		return nil, false, err
-	}
+	// New files go first: one may be a link in place of a protected
+	// file's directory, which putting the file back makes a directory again.
 	protect := glob.Compile(g.Protect...)
 	for _, f := range files {
 		name := f.name
@@ -184,6 +182,11 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
 		}
 	}
+	more, err := s.guardProtected(o, byAgent)
+	if err != nil {
+		return nil, false, err
+	}
+	found = append(found, more...)
 	for name, st := range s.tests {
 		if now[name] {
 			continue
@@ -231,8 +234,8 @@ func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
 // putBack puts a guarded file back as it was before the agent ran, and
 // returns the ledger's line for it: what the agent did, and whether ralph
 // could undo it (a file too large to keep cannot be). It never writes
-// through a link: whatever is at the file's place goes, and a directory
-// that now leads out of the project is left alone.
+// through a link: whatever is at the file's place, or at one of its
+// directories', goes.
 func putBack(o *Options, name string, st fileState, what string) (string, error) {
 	isLink := st.mode&fs.ModeSymlink != 0
 	if st.data == nil && !isLink {
@@ -240,8 +243,8 @@ func putBack(o *Options, name string, st fileState, what string) (string, error)
 	}
 	path := filepath.Join(o.Dir, name)
 	dir := filepath.Dir(path)
-	if !within(o.Dir, dir) {
-		return fmt.Sprintf("%s: %s; its directory now leads out of the project, so ralph could not put it back", name, what), nil
+	if err := clearDirs(o.Dir, filepath.Dir(filepath.FromSlash(name))); err != nil {
+		return "", fmt.Errorf("restore %s: %w", name, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("restore %s: %w", name, err)
@@ -278,31 +281,28 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 	return err
 }
 
-// within reports whether dir, its links resolved, is root or under it. A
-// part of dir that does not exist yet resolves to itself.
-func within(root, dir string) bool {
-	base, rest := dir, ""
-	for {
-		if _, err := os.Lstat(base); err == nil {
-			break
+// clearDirs takes away what is in place of a directory on the way from
+// root to its directory rel: a guarded file's directories were directories
+// when it was listed (a listing never enters a link), so a link there (to
+// anywhere, outside the project too) or a file is the agent's.
+func clearDirs(root, rel string) error {
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			return nil
 		}
-		parent := filepath.Dir(base)
-		if parent == base {
-			return false
+		p = filepath.Join(p, part)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil // missing from here on: MkdirAll makes the rest
 		}
-		rest = filepath.Join(filepath.Base(base), rest)
-		base = parent
+		if !info.IsDir() {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
 	}
-	resolved, err := filepath.EvalSymlinks(base)
-	if err != nil {
-		return false
-	}
-	top, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return false
-	}
-	rel, err := filepath.Rel(top, filepath.Join(resolved, rest))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return nil
 }
 
 // fileInfo is a file of the project: its name, relative and slash-separated,

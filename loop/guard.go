@@ -100,7 +100,7 @@ type snapshot struct {
 	progressEnd  []byte
 	// places are the three files as Lstat saw them, in ownFiles' order:
 	// a file turned into a link must not be restored through the link.
-	places [len(ownFiles)]fileState
+	places [len(ownFiles)]*fileState // nil where there was none
 	files  fileSnapshot
 }
 
@@ -122,7 +122,9 @@ func takeState(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
 	for i, name := range ownFiles {
-		s.places[i], _ = placeOf(o.path(name))
+		if st, ok := placeOf(o.path(name)); ok {
+			s.places[i] = &st
+		}
 	}
 	// The copies go into the last iteration's buffers: that snapshot is
 	// done with.
@@ -273,7 +275,7 @@ func (s snapshot) guardPlaces(o *Options, who string) ([]string, error) {
 		was := s.places[i]
 		now, ok := placeOf(o.path(name))
 		// A removed file's contents are put back by the guards of them.
-		if was.mode == 0 || !ok || was.samePlace(now) {
+		if was == nil || !ok || was.samePlace(now) {
 			continue
 		}
 		if err := os.RemoveAll(o.path(name)); err != nil {

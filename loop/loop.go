@@ -1064,8 +1064,10 @@ func (it *iteration) interrupted() error {
 // commit is gitCommit in the work directory. A commit that fails on an
 // index.lock that no git holds (one killed during a commit left it: an
 // agent's git that ralph stopped, say) clears it and tries once more:
-// otherwise every commit of the run would fail.
+// otherwise every commit of the run would fail. What git's programs (a
+// filter the repository names, say) left running is killed after it.
 func (o *Options) commit(ctx context.Context, pathspec, msg string) (string, error) {
+	defer o.killOrphans("git")
 	id, err := gitCommit(ctx, o.Dir, pathspec, msg)
 	if err != nil && strings.Contains(err.Error(), "index.lock") {
 		o.clearIndexLock(ctx)

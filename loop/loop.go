@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	ledger, err := progress.Open(o.path(ProgressFile))
 	if err != nil {
 		if errors.Is(err, progress.ErrLocked) {
-			return fmt.Errorf("%w (%s is locked by another process)", ErrLocked, o.path(ProgressFile))
+			return fmt.Errorf("%w (%s is locked by another process)", ErrLocked, o.Dir)
 		}
 		return err
 	}

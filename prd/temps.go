@@ -1,7 +1,8 @@
 package prd
 
 import (
-	"path/filepath"
+	"errors"
+	"io/fs"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
 )
@@ -9,12 +10,15 @@ import (
 // RemoveTemps removes the temp files that a save of the file at path left
 // behind when its process was killed before the rename, and returns their
 // paths. It holds the lock Update holds, so a save that is running (a
-// person's `ralph task` edit, say) is waited for, not cut short.
+// person's `ralph task` edit, say) is waited for, not cut short. Without the
+// file there is no save to wait for.
 func RemoveTemps(path string) ([]string, error) {
-	unlock, err := lockDir(filepath.Dir(path))
-	if err != nil {
+	unlock, err := lockFile(path)
+	switch {
+	case err == nil:
+		defer unlock()
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	defer unlock()
 	return atomicfile.RemoveTemps(path)
 }

@@ -2,9 +2,8 @@ package prd
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
-	"path/filepath"
+	"os"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
@@ -16,9 +15,8 @@ import (
 var ErrUnchanged = errors.New("unchanged")
 
 // Update reads the file at path, lets fn change it, and saves it, holding an
-// exclusive lock on the file's directory meanwhile, so that a running loop
-// and a person's `ralph task` edit never lose each other's changes. The lock
-// is on the directory because prd.json itself is replaced on every save. An
+// exclusive lock on the file meanwhile (see lockFile), so that a running
+// loop and a person's `ralph task` edit never lose each other's changes. An
 // error from fn (other than ErrUnchanged) leaves the file as it was.
 //
 // Messages name the file as name, as Read's do. A failure to lock or read
@@ -27,7 +25,7 @@ var ErrUnchanged = errors.New("unchanged")
 // atomicfile.WriteQueued): the loop records a verdict and goes on while the
 // disk catches up.
 func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
-	unlock, err := lockDir(filepath.Dir(path))
+	unlock, err := lockFile(path)
 	if err != nil {
 		return err
 	}
@@ -45,16 +43,31 @@ func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
 	return f.save(path, q)
 }
 
-// lockDir takes an exclusive lock on dir, waiting for it; the function it
-// returns releases it.
-func lockDir(dir string) (func(), error) {
-	d, err := readbuf.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+// lockFile takes an exclusive lock on the file at path, waiting for it; the
+// function it returns releases it. Every save replaces the file, so the
+// lock may be won on a file that a save holding it has just replaced:
+// lockFile then locks the new one. (The directory is not locked: the loop
+// holds that lock for its whole run, see progress.Open.)
+func lockFile(path string) (func(), error) {
+	for {
+		f, err := readbuf.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := flock.Lock(f, true); err != nil {
+			f.Close()
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+		}
+		held, err := f.Stat()
+		if err == nil {
+			var now fs.FileInfo
+			if now, err = os.Stat(path); err == nil && os.SameFile(held, now) {
+				return func() { f.Close() }, nil
+			}
+		}
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	if err := flock.Lock(d, true); err != nil {
-		d.Close()
-		return nil, &fs.PathError{Op: "lock", Path: dir, Err: err}
-	}
-	return func() { d.Close() }, nil
 }

@@ -6,34 +6,55 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // ErrLocked is returned (wrapped) by Open when another process holds the
-// lock on the file: another ralph is running in the same directory.
+// lock on the file's directory: another ralph is running in it.
 var ErrLocked = errors.New("another ralph holds the lock")
 
 // Ledger is progress.txt opened for appending by the one ralph that runs in a
-// directory. It holds an exclusive lock on the file until Close.
+// directory. It holds an exclusive lock on the directory until Close.
 type Ledger struct {
 	path string
+	dir  *os.File // the file's directory, locked
 	f    *os.File
 	q    *durable.Queue // where the syncs go; nil: done at once
 }
 
 // Open opens the file at path for appending, creating it empty (mode 0644) if
-// it is missing, and takes an exclusive, non-blocking lock on it. The lock is
-// held on progress.txt itself because ralph never renames it. If another
-// process holds the lock, Open returns an error wrapping ErrLocked.
+// it is missing, after taking an exclusive, non-blocking lock on its
+// directory. If another process holds the lock, Open returns an error
+// wrapping ErrLocked.
+//
+// The lock is on the directory, not on progress.txt, because the file can
+// be replaced under a running ralph (an editor that saves by renaming, a
+// person who removes it; see Follow): a lock on the old file would leave the
+// new one free for a second ralph, whose recovery would then kill the first
+// one's agent. Nothing replaces the directory the ledger is in.
 func Open(path string) (*Ledger, error) {
-	f, err := openLocked(path)
+	dir, err := readbuf.Open(filepath.Dir(path))
 	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", filepath.Dir(path), bare(err))
+	}
+	if err := flock.Lock(dir, false); err != nil {
+		dir.Close()
+		if errors.Is(err, flock.ErrLocked) {
+			err = ErrLocked
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir.Name(), err)
+	}
+	f, err := openAppend(path)
+	if err != nil {
+		dir.Close()
 		return nil, err
 	}
-	return &Ledger{path: path, f: f}, nil
+	return &Ledger{path: path, dir: dir, f: f}, nil
 }
 
 // QueueSyncs makes the ledger queue the sync of each record on q (see
@@ -42,17 +63,10 @@ func Open(path string) (*Ledger, error) {
 // disk for a crash of the machine once q has run the sync.
 func (l *Ledger) QueueSyncs(q *durable.Queue) { l.q = q }
 
-func openLocked(path string) (*os.File, error) {
+func openAppend(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	if err := flock.Lock(f, false); err != nil {
-		f.Close()
-		if errors.Is(err, flock.ErrLocked) {
-			err = ErrLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, bare(err))
 	}
 	return f, nil
 }
@@ -136,7 +150,7 @@ func (l *Ledger) Follow() (restored bool, err error) {
 		}
 		restored = true
 	}
-	f, err := openLocked(l.path)
+	f, err := openAppend(l.path)
 	if err != nil {
 		return restored, fmt.Errorf("reopen replaced file: %w", err)
 	}
@@ -148,9 +162,10 @@ func (l *Ledger) Follow() (restored bool, err error) {
 	return restored, nil
 }
 
-// Close waits for the syncs queued for the file, releases the lock and
-// closes the file. A sync that failed is its error, as the queue reports it.
+// Close waits for the syncs queued for the file, closes it and releases the
+// lock. A sync that failed is its error, as the queue reports it.
 func (l *Ledger) Close() error {
+	defer l.dir.Close()
 	if err := l.q.Wait(); err != nil {
 		l.f.Close()
 		return err

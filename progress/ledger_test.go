@@ -52,19 +52,40 @@ func TestOpenCreates(t *testing.T) {
 	}
 }
 
+// TestOpenLocked: one ledger per directory. A second Open is refused,
+// also once the file was replaced or removed before the first ledger
+// followed it (an editor's save, a person's rm): the lock is the
+// directory's, which they cannot take away.
 func TestOpenLocked(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "progress.txt")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "progress.txt")
 	l := openLedger(t, path)
-	second, err := Open(path)
-	if !errors.Is(err, ErrLocked) {
-		if second != nil {
-			second.Close()
+	refused := func(when string) {
+		t.Helper()
+		second, err := Open(path)
+		if !errors.Is(err, ErrLocked) {
+			if second != nil {
+				second.Close()
+			}
+			t.Fatalf("second Open %s: err = %v, want %v", when, err, ErrLocked)
 		}
-		t.Fatalf("second Open: err = %v, want %v", err, ErrLocked)
+		if !strings.Contains(err.Error(), dir) {
+			t.Errorf("error %q does not name the directory", err)
+		}
 	}
-	if !strings.Contains(err.Error(), path) {
-		t.Errorf("error %q does not name the file", err)
+	refused("while the first is open")
+	edited := filepath.Join(dir, "progress.txt~")
+	if err := os.WriteFile(edited, []byte("human note\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.Rename(edited, path); err != nil {
+		t.Fatal(err)
+	}
+	refused("after the file was replaced")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	refused("after the file was removed")
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,9 +31,10 @@ import (
 //     iteration the last ralph never finished: recover records it as
 //     interrupted under the marker's number, so numbering, attempts and
 //     totals carry on and nothing is redone as if it were new. A verdict
-//     already in prd.json stays there. The marker of a story's first
-//     attempt holds the baseline taken before the agent ran, which the
-//     interrupted entry keeps for the attempts that follow.
+//     already in prd.json stays there, but for a pass: with no entry to
+//     vouch for it, it may be the agent's (see resumeInFlight). The marker
+//     of a story's first attempt holds the baseline taken before the agent
+//     ran, which the interrupted entry keeps for the attempts that follow.
 //   - A kill loses no write; a crash of the machine loses what was not
 //     synced. Each record is synced, in the background and in the order of
 //     the records (package durable), and all of them before Run returns:
@@ -124,9 +125,11 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		Baseline: m.Baseline,
 	}
 	// The verdict goes into prd.json before the entry is appended: a
-	// story that counts this attempt was judged. One that does not was
-	// not, and cannot be passing: if it is, the agent marked it so, and
-	// the ralph that would have undone it was killed first.
+	// story that counts this attempt may have been judged. But the agent
+	// can write prd.json as well as ralph can, attempts included, and then
+	// kill ralph before its guard looks: a story passing with no entry to
+	// say why is not believed, whoever marked it. (ralph killed between its
+	// save and its entry costs the story one more attempt.)
 	err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		s := f.Story(m.StoryID)
 		if s == nil {
@@ -134,12 +137,12 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		}
 		e.StoryTitle = s.Title
 		switch {
-		case s.Attempts >= m.Attempt:
-			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
 		case s.Passes:
 			s.Passes = false
 			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing during the iteration, with no verdict; ralph undid that", PRDFile, m.StoryID))
 			return nil
+		case s.Attempts >= m.Attempt:
+			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
 		}
 		return prd.ErrUnchanged
 	})

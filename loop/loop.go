@@ -533,8 +533,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.failed(err)
 	}
 	// Redacted before the summary and learnings are cut to length: a
-	// secret cut in two is past recognising.
-	res.FinalMessage = o.secrets().String(res.FinalMessage)
+	// secret cut in two is past recognising. The message may be the end
+	// of a longer one already, which Cut allows for.
+	res.FinalMessage = o.secrets().Cut(res.FinalMessage)
 	e := &it.entry
 	e.AgentExit = res.ExitCode
 	e.AgentDuration = res.Duration
@@ -822,7 +823,7 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 		Now:   o.Now,
 		// Before anything cuts or normalises the output: a secret cut in
 		// two is past recognising, and its first part would be kept.
-		Redact: o.secrets().String,
+		Redact: o.secrets().Cut, // the output kept may be the end of a longer one
 		Done: func(r checks.Result) {
 			ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
 				Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
@@ -864,8 +865,9 @@ func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	o, e := it.o, &it.entry
 	// The message quotes the agent, which may quote a key from agent.env:
-	// it goes into errors that main prints.
-	p.Message = o.secrets().String(p.Message)
+	// it goes into errors that main prints. Its line may be the first of
+	// the stderr ralph kept, cut off at its start.
+	p.Message = o.secrets().Cut(p.Message)
 	e.Outcome = AgentFailed
 	if p.Kind == agent.RateLimited {
 		e.Outcome = RateLimited

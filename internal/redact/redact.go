@@ -20,12 +20,14 @@ const minLen = 6
 
 // Redactor replaces known secret values.
 type Redactor struct {
-	r *strings.Replacer
+	r       *strings.Replacer
+	secrets []secret // longest value first
 }
+
+type secret struct{ name, value string }
 
 // New collects the secrets among env ("NAME=value" pairs).
 func New(env ...[]string) *Redactor {
-	type secret struct{ name, value string }
 	seen := map[string]bool{}
 	var secrets []secret
 	for _, list := range env {
@@ -48,7 +50,7 @@ func New(env ...[]string) *Redactor {
 	for _, s := range secrets {
 		pairs = append(pairs, s.value, Marker(s.name))
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), secrets: secrets}
 }
 
 // Marker is what a secret's value is replaced with.
@@ -58,6 +60,33 @@ func Marker(name string) string { return "[redacted " + name + "]" }
 func (r *Redactor) String(s string) string {
 	if r == nil || r.r == nil {
 		return s
+	}
+	return r.r.Replace(s)
+}
+
+// minPiece is the shortest end of a secret that Cut takes for one: fewer
+// bytes tell next to nothing, and would be found at the start of ordinary
+// text.
+const minPiece = 4
+
+// Cut is String for a text that begins where a longer one was cut off, such
+// as the last bytes of a command's output: a secret cut in two leaves its
+// end at the start, past String's recognising. Cut replaces that end too,
+// the longest one found, when it is at least minPiece bytes long.
+func (r *Redactor) Cut(s string) string {
+	if r == nil || r.r == nil {
+		return s
+	}
+	longest := 0
+	if len(r.secrets) > 0 {
+		longest = len(r.secrets[0].value) - 1
+	}
+	for n := min(longest, len(s)); n >= minPiece; n-- {
+		for _, sec := range r.secrets {
+			if n < len(sec.value) && strings.HasPrefix(s, sec.value[len(sec.value)-n:]) {
+				return Marker(sec.name) + r.r.Replace(s[n:])
+			}
+		}
 	}
 	return r.r.Replace(s)
 }

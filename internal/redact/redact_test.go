@@ -29,3 +29,31 @@ func TestRedactor(t *testing.T) {
 		t.Errorf("empty redactor changed the text: %q", got)
 	}
 }
+
+// TestCut: a text that begins where an output was cut off loses the end of
+// a secret cut in two, as well as whole secrets; a piece shorter than
+// minPiece, or one that is not a secret's end, stays.
+func TestCut(t *testing.T) {
+	r := New([]string{
+		"ANTHROPIC_API_KEY=sk-ant-abcdef123456",
+		"GITHUB_TOKEN=ghp_0123456789",
+	}, []string{"MY_SECRET=sk-ant-abcdef123456-long"})
+	tests := []struct{ in, want string }{
+		{"def123456 used, and ghp_0123456789", "[redacted ANTHROPIC_API_KEY] used, and [redacted GITHUB_TOKEN]"},
+		{"3456-long\nnext", "[redacted MY_SECRET]\nnext"},
+		{"6789", "[redacted GITHUB_TOKEN]"},
+		{"789 left", "789 left"},     // three bytes: too few to tell
+		{"abcdef12 x", "abcdef12 x"}, // a secret's middle, not its end
+		{"sk-ant-abcdef123456", "[redacted ANTHROPIC_API_KEY]"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := r.Cut(tt.in); got != tt.want {
+			t.Errorf("Cut(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	var none *Redactor
+	if got := none.Cut("3456"); got != "3456" {
+		t.Errorf("nil redactor changed the text: %q", got)
+	}
+}

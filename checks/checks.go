@@ -54,6 +54,10 @@ type Options struct {
 	// Redact, when set, is applied to each check's output before anything
 	// reads it (ralph's secrets), from any goroutine.
 	Redact func(string) string
+	// Watch, when set, gives the writer that also receives the whole
+	// output of cs[i], as it comes, from the check's goroutine; nil for
+	// none. (Result.Output keeps only its last TailBytes.)
+	Watch func(i int) io.Writer
 }
 
 // Run runs all checks concurrently (at most Parallel at a time), each in its
@@ -90,7 +94,7 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 		case slots <- struct{}{}:
 			wg.Go(func() {
 				defer func() { <-slots }()
-				results[i] = runOne(ctx, c, o)
+				results[i] = runOne(ctx, i, c, o)
 				report(results[i])
 			})
 		case <-ctx.Done():
@@ -102,7 +106,7 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 	return results
 }
 
-func runOne(ctx context.Context, c Check, o Options) Result {
+func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	res := Result{Check: c, ExitCode: -1}
 	if ctx.Err() != nil {
 		// A free slot and a cancelled ctx may both have been ready.
@@ -112,6 +116,11 @@ func runOne(ctx context.Context, c Check, o Options) Result {
 	tailOut := tail.New(o.TailBytes)
 	tests := newTestCounter()
 	out := io.MultiWriter(tailOut, tests)
+	if o.Watch != nil {
+		if w := o.Watch(i); w != nil {
+			out = io.MultiWriter(out, w)
+		}
+	}
 	start := o.Now()
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   []string{"sh", "-c", c.Run},

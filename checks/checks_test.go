@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +155,33 @@ func TestTailBounded(t *testing.T) {
 	r = Run(context.Background(), cs, o)[0]
 	if len(r.Output) != DefaultTailBytes {
 		t.Errorf("len(Output) = %d, want %d", len(r.Output), DefaultTailBytes)
+	}
+}
+
+// TestWatch: the writer Watch gives a check gets the whole of its output,
+// where Output keeps the tail; a check it gives none is not watched.
+func TestWatch(t *testing.T) {
+	o := options(t)
+	o.TailBytes = 100
+	cs := []Check{
+		{Name: "watched", Run: `echo first; head -c 5000 /dev/zero | tr '\0' x; echo; echo last >&2`},
+		{Name: "not", Run: "echo other"},
+	}
+	var got [2]*bytes.Buffer
+	o.Watch = func(i int) io.Writer {
+		if i != 0 {
+			return nil
+		}
+		got[i] = new(bytes.Buffer)
+		return got[i]
+	}
+	rs := Run(context.Background(), cs, o)
+	want := "first\n" + strings.Repeat("x", 5000) + "\nlast\n"
+	if got[0] == nil || got[0].String() != want {
+		t.Errorf("watched output: %d bytes, want the whole %d", got[0].Len(), len(want))
+	}
+	if len(rs[0].Output) != 100 || got[1] != nil {
+		t.Errorf("Output kept %d bytes (want 100), the unwatched check's writer %v (want none)", len(rs[0].Output), got[1])
 	}
 }
 

@@ -732,10 +732,12 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	if len(cs) == 0 {
 		return nil
 	}
-	results := checks.Run(ctx, cs, o.checkOptions(it.entry.Iteration, it.entry.StoryID))
+	opts := o.checkOptions(it.entry.Iteration, it.entry.StoryID)
+	watched := o.watchFailures(cs, &opts)
+	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
 	var failed []string
-	for _, r := range results {
+	for i, r := range results {
 		c := progress.Check{
 			Name:     r.Name,
 			Passed:   r.Passed,
@@ -754,7 +756,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				}
 				it.outputs[r.Name] = r.Output
 			}
-			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, r.Output)
+			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -989,6 +991,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	if err != nil {
 		return nil, err
 	}
+	watched := o.watchFailures(cs, &opts)
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
 	_, tampered, err := before.guardChecks(o, it.ledger, f, story.ID)
@@ -999,13 +1002,12 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 		o.warn("%s", t)
 	}
 	it.entry.Tampered = append(it.entry.Tampered, tampered...)
-	for _, r := range results {
+	for i, r := range results {
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
-			// What failed, from the whole kept output (its secrets
-			// redacted, see checkOptions), normalised: what a later run
-			// is compared with.
-			c.Excerpt = strings.Join(distinctFailures(r.Output, maxBaselineLines), "\n")
+			// What failed, from the whole output (its secrets redacted),
+			// normalised: what a later run is compared with.
+			c.Excerpt = strings.Join(watched[i].failures(r.Output), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

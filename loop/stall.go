@@ -4,10 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
+	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/lazyre"
+	"github.com/ralph-harness/ralph/internal/lines"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -95,6 +98,118 @@ func distinctFailures(out string, limit int) []string {
 		}
 	}
 	return picked
+}
+
+// maxFailureLine is the longest line of a check's output that a
+// failureCollector reads; a longer one is passed over.
+const maxFailureLine = 64 << 10
+
+// failureCollector gathers what distinctFailures would read of a check's
+// whole output, as it comes, where the kept tail holds only its last 8 KiB:
+// a new failure printed before 8 KiB of known ones would go unseen, and
+// the tail's first line, cut anywhere, would read as new.
+type failureCollector struct {
+	split  lines.Splitter
+	redact func(string) string
+	seen   map[string]bool
+	picked []string
+}
+
+func newFailureCollector(redact func(string) string) *failureCollector {
+	c := &failureCollector{redact: redact, seen: map[string]bool{}}
+	c.split = lines.Splitter{Max: maxFailureLine, Line: c.line}
+	return c
+}
+
+// Write reads p, up to the first maxBaselineLines distinct failure lines.
+func (c *failureCollector) Write(p []byte) (int, error) {
+	if len(c.picked) == maxBaselineLines {
+		return len(p), nil
+	}
+	return c.split.Write(p)
+}
+
+func (c *failureCollector) line(l []byte) {
+	if len(c.picked) == maxBaselineLines || !mayFail(l) || !errorLineRE().Match(l) {
+		return
+	}
+	n := normalise(c.redact(string(l)))
+	if !c.seen[n] {
+		c.seen[n] = true
+		c.picked = append(c.picked, n)
+	}
+}
+
+// failureWords are what errorLineRE looks for, in lower case, by their
+// first letter: a line with none of them (and no byte past ASCII, which
+// case folding may turn into one) is not tried against the pattern, which
+// costs microseconds a line.
+var failureWords = func() (by [256][]string) {
+	for _, w := range []string{"error", "exception", "fail", "panic", "expected", "assert", "cannot", "undefined", "want"} {
+		by[w[0]] = append(by[w[0]], w)
+		by[w[0]-'a'+'A'] = append(by[w[0]-'a'+'A'], w)
+	}
+	return by
+}()
+
+// mayFail reports whether l has one of failureWords, in any case, or a
+// byte past ASCII.
+func mayFail(l []byte) bool {
+	for i, b := range l {
+		if b >= 0x80 {
+			return true
+		}
+		for _, w := range failureWords[b] {
+			if len(l)-i >= len(w) && asciiFold(l[i+1:i+len(w)], w[1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiFold reports whether b is lower, ASCII letters in either case.
+func asciiFold(b []byte, lower string) bool {
+	for i := range len(lower) {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// failures returns the distinct failure lines read, or, when there were
+// none (or c is nil: nothing was read), those distinctFailures finds in
+// out, the tail kept of the same output (its last lines, when none says
+// what failed).
+func (c *failureCollector) failures(out string) []string {
+	if c == nil {
+		return distinctFailures(out, maxBaselineLines)
+	}
+	c.split.Flush()
+	if len(c.picked) > 0 {
+		return c.picked
+	}
+	return distinctFailures(out, maxBaselineLines)
+}
+
+// watchFailures sets opts to collect the failure lines of the whole output
+// of each of cs that is compared with a baseline; the result has their
+// collectors by index, nil for the others.
+func (o *Options) watchFailures(cs []checks.Check, opts *checks.Options) []*failureCollector {
+	watched := make([]*failureCollector, len(cs))
+	for i, c := range cs {
+		if c.Baseline {
+			watched[i] = newFailureCollector(o.secrets().String)
+		}
+	}
+	opts.Watch = func(i int) io.Writer {
+		if watched[i] == nil {
+			return nil
+		}
+		return watched[i]
+	}
+	return watched
 }
 
 func normalise(line string) string {
@@ -188,16 +303,15 @@ func baselineOf(path, storyID string) (found []progress.Check, ran bool, err err
 }
 
 // knownFailure reports whether a check fails only in ways the baseline
-// already did: every line that says what failed now said so before.
-func knownFailure(baseline []progress.Check, name, out string) bool {
+// already did: every line that says what failed now (now, read as the
+// baseline was kept: the first maxBaselineLines distinct failure lines)
+// said so before.
+func knownFailure(baseline []progress.Check, name string, now []string) bool {
 	for _, b := range baseline {
 		if b.Name != name || b.Passed {
 			continue
 		}
-		// Both sides are read as the baseline was kept: its first
-		// maxBaselineLines distinct failure lines.
 		before := failureLines(b.Excerpt, 0)
-		now := distinctFailures(out, maxBaselineLines)
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}

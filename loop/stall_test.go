@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,25 +75,77 @@ func TestFailureLines(t *testing.T) {
 	}
 }
 
+// known is knownFailure of a check whose whole output was out, read as the
+// loop reads it.
+func known(baseline []progress.Check, name, out string) bool {
+	return knownFailure(baseline, name, collect(out, 1))
+}
+
+// collect runs out through a failureCollector in writes of chunk bytes.
+func collect(out string, chunk int) []string {
+	c := newFailureCollector(func(s string) string { return s })
+	for p := []byte(out); len(p) > 0; {
+		n := min(chunk, len(p))
+		c.Write(p[:n])
+		p = p[n:]
+	}
+	return c.failures(out)
+}
+
+// TestFailureCollector: what the collector reads of a whole output, in
+// writes of any size, is what distinctFailures reads of the same output
+// kept whole; a line too long to hold is passed over, and reading stops
+// at maxBaselineLines distinct lines.
+func TestFailureCollector(t *testing.T) {
+	outputs := []string{
+		"--- FAIL: TestA (0.01s)\n    a_test.go:3: want 1, got 2\nFAIL\nok  example.com/b 0.1s\n",
+		"no newline at the end: error",
+		"\x1b[31mERROR\x1b[0m in 0x1f3a\r\nPanic: boom\nerror\nerror\n",
+		"nothing failed here\nbut the last lines\n\n",                       // no failure line: the last lines
+		"Traceback:\n  AssertionError: 3 != 4\nTypeError: x is undefined\n", // words of every kind
+		"u\u017fed \u017fomething: \u212aABOOM\nerrors: 2\n",                // bytes past ASCII go to the pattern
+		"",
+	}
+	for _, out := range outputs {
+		want := distinctFailures(out, maxBaselineLines)
+		for _, chunk := range []int{1, 3, 64, len(out) + 1} {
+			if got := collect(out, chunk); !slices.Equal(got, want) {
+				t.Errorf("collect(%q) in writes of %d = %q, want %q", out, chunk, got, want)
+			}
+		}
+	}
+	long := "error: " + strings.Repeat("x", maxFailureLine) + "\n--- FAIL: TestShort\n"
+	if got := collect(long, 4096); !slices.Equal(got, []string{"--- FAIL: TestShort"}) {
+		t.Errorf("collect of a line too long to hold = %q, want only the short one", got)
+	}
+	var many strings.Builder
+	for i := range maxBaselineLines + 5 {
+		fmt.Fprintf(&many, "--- FAIL: Test%c%c\n", 'a'+i/26, 'a'+i%26)
+	}
+	if got := collect(many.String(), 100); len(got) != maxBaselineLines || got[0] != "--- FAIL: Testaa" {
+		t.Errorf("collect of %d distinct lines kept %d, first %q; want the first %d", maxBaselineLines+5, len(got), got[0], maxBaselineLines)
+	}
+}
+
 func TestKnownFailure(t *testing.T) {
 	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy (0.01s)\nFAIL"}}
-	if !knownFailure(baseline, "unit", "--- FAIL: TestLegacy (0.02s)\nFAIL") {
+	if !known(baseline, "unit", "--- FAIL: TestLegacy (0.02s)\nFAIL") {
 		t.Error("the baseline's own failure is not known")
 	}
-	if knownFailure(baseline, "unit", "--- FAIL: TestLegacy (0.02s)\n--- FAIL: TestNew (0.01s)\nFAIL") {
+	if known(baseline, "unit", "--- FAIL: TestLegacy (0.02s)\n--- FAIL: TestNew (0.01s)\nFAIL") {
 		t.Error("a new failure is taken for known")
 	}
-	if knownFailure(baseline, "other", "--- FAIL: TestLegacy (0.02s)") {
+	if known(baseline, "other", "--- FAIL: TestLegacy (0.02s)") {
 		t.Error("a check the baseline did not run is taken for known")
 	}
-	if knownFailure([]progress.Check{{Name: "unit", Passed: true}}, "unit", "FAIL") {
+	if known([]progress.Check{{Name: "unit", Passed: true}}, "unit", "FAIL") {
 		t.Error("a check that passed in the baseline is taken for known")
 	}
 }
 
 func TestKnownFailureEdges(t *testing.T) {
 	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLegacy (0.01s)"}}
-	if knownFailure(baseline, "unit", "") {
+	if known(baseline, "unit", "") {
 		t.Error("a silent failure is taken for known")
 	}
 	// A check failing in more ways than a baseline keeps is known when it
@@ -103,17 +156,17 @@ func TestKnownFailureEdges(t *testing.T) {
 	}
 	out := many.String()
 	kept := []progress.Check{{Name: "unit", Excerpt: strings.Join(failureLines(out, maxBaselineLines), "\n")}}
-	if !knownFailure(kept, "unit", out) {
+	if !known(kept, "unit", out) {
 		t.Errorf("a failure of %d lines is not known against its own baseline", maxBaselineLines+50)
 	}
 	// A known line repeated past the window does not hide a new one.
 	padded := strings.Repeat("--- FAIL: TestLegacyaa\n", maxBaselineLines+1) + "--- FAIL: TestNew\n"
-	if knownFailure(kept, "unit", padded) {
+	if known(kept, "unit", padded) {
 		t.Error("a new failure after a known one repeated many times is taken for known")
 	}
 	// The ledger keeps control bytes as U+FFFD; the live output has them raw.
 	coloured := []progress.Check{{Name: "unit", Excerpt: "\uFFFD[31m--- FAIL: TestLegacy (0.01s)\uFFFD[0m"}}
-	if !knownFailure(coloured, "unit", "\x1b[31m--- FAIL: TestLegacy (0.02s)\x1b[0m") {
+	if !known(coloured, "unit", "\x1b[31m--- FAIL: TestLegacy (0.02s)\x1b[0m") {
 		t.Error("a coloured failure read back from the ledger is not known")
 	}
 }
@@ -180,4 +233,32 @@ func TestBaselineOf(t *testing.T) {
 			t.Errorf("baselineOf(%s) = %+v, %v, %v; want %+v, %v", c.story, got, ran, err, c.want, c.ran)
 		}
 	}
+}
+
+// BenchmarkFailureCollector: a baseline check's whole output goes through
+// the collector; plain build output, the most of any, is passed over
+// without the pattern.
+func BenchmarkFailureCollector(b *testing.B) {
+	chunk := []byte(strings.Repeat("compiling module 42 of 97: internal/parser/lexer.go ok (0.13s)\n", 512))
+	b.SetBytes(int64(len(chunk)))
+	c := newFailureCollector(func(s string) string { return s })
+	for b.Loop() {
+		c.Write(chunk)
+	}
+	if got := c.failures(""); len(got) != 0 {
+		b.Fatalf("failure lines in a build's output: %q", got)
+	}
+}
+
+// FuzzMayFail: the collector's quick look never passes over a line that
+// the failure pattern would pick.
+func FuzzMayFail(f *testing.F) {
+	for _, s := range []string{"ERROR", "Exceptions:", "--- FAIL: TestX", "PanicKed", "AssertionError", "unDEFINED", "want 3", "fai", "\u212a", "ok"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if errorLineRE().MatchString(line) && !mayFail([]byte(line)) {
+			t.Errorf("mayFail(%q) = false, but the pattern picks it", line)
+		}
+	})
 }

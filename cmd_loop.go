@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,54 +28,94 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "when nothing can run, wait for prd.json or harness.toml to change instead of exiting"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines on stdout (the agent's output goes to stderr)"},
 		},
-		OnUsageError: onUsageError,
-		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
-			max := c.Int("max-iterations")
-			if max < 0 {
-				return usageErrorf("--max-iterations %d: must not be negative", max)
-			}
-			if c.Bool("once") {
-				if max > 1 {
-					return usageErrorf("--once and --max-iterations %d contradict each other", max)
-				}
-				max = 1
-			}
-			o := loop.Options{
-				Dir:           dir,
-				Config:        cfg,
-				Out:           c.App.Writer,
-				Err:           c.App.ErrWriter,
-				Quiet:         c.Bool("quiet"),
-				MaxIterations: max,
-				Now:           e.now,
-				Jitter:        e.jitter,
-				JSON:          c.Bool("json"),
-				Watch:         c.Bool("watch"),
-				Reload:        func() (loop.Config, error) { return loadHarness(dir) },
-			}
-			if c.Bool("dry-run") {
-				return printPrompt(c, o)
-			}
-			// On a terminal, a status line stays under the output; into a
-			// pipe or a file, the lines are plain.
-			if !o.JSON && c.App.Writer == os.Stdout && isTerminal(os.Stdout) {
-				view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
-				defer view.close()
-				o.Out, o.OnEvent = view.writer(o.Out), view.event
-				// stderr goes through the view only when it is a terminal
-				// too (the same one, in practice): into a file or a pipe,
-				// it cannot disturb the screen.
-				if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
-					o.Err = view.writer(o.Err)
-				}
-			}
-			err := loop.Run(c.Context, o)
-			if o.JSON {
-				stopped(c, o, err)
+		OnUsageError: func(c *cli.Context, err error, sub bool) error {
+			err = onUsageError(c, err, sub)
+			if jsonAsked(c) {
+				stopped(c, e.now, err)
 			}
 			return err
-		}),
+		},
+		Action: func(c *cli.Context) error {
+			err := loopAction(c, e)
+			if c.Bool("json") && !c.Bool("dry-run") {
+				// Whatever stopped it, bad input included: a script reads
+				// the exit code from the last line.
+				stopped(c, e.now, err)
+			}
+			return err
+		},
 	}
+}
+
+// jsonAsked reports whether the command line of `ralph loop` asked for
+// --json, when its flags could not be parsed: what follows the command's
+// name, up to "--", as the flag package reads a boolean flag.
+func jsonAsked(c *cli.Context) bool {
+	lineage := c.Lineage()
+	if len(lineage) < 2 {
+		return false
+	}
+	asked := false
+	for _, a := range lineage[1].Args().Tail() {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		asked = true
+		if hasValue {
+			asked, _ = strconv.ParseBool(value)
+		}
+	}
+	return asked
+}
+
+// loopAction runs `ralph loop`.
+func loopAction(c *cli.Context, e env) error {
+	return withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
+		max := c.Int("max-iterations")
+		if max < 0 {
+			return usageErrorf("--max-iterations %d: must not be negative", max)
+		}
+		if c.Bool("once") {
+			if max > 1 {
+				return usageErrorf("--once and --max-iterations %d contradict each other", max)
+			}
+			max = 1
+		}
+		o := loop.Options{
+			Dir:           dir,
+			Config:        cfg,
+			Out:           c.App.Writer,
+			Err:           c.App.ErrWriter,
+			Quiet:         c.Bool("quiet"),
+			MaxIterations: max,
+			Now:           e.now,
+			Jitter:        e.jitter,
+			JSON:          c.Bool("json"),
+			Watch:         c.Bool("watch"),
+			Reload:        func() (loop.Config, error) { return loadHarness(dir) },
+		}
+		if c.Bool("dry-run") {
+			return printPrompt(c, o)
+		}
+		// On a terminal, a status line stays under the output; into a
+		// pipe or a file, the lines are plain.
+		if !o.JSON && c.App.Writer == os.Stdout && isTerminal(os.Stdout) {
+			view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
+			defer view.close()
+			o.Out, o.OnEvent = view.writer(o.Out), view.event
+			// stderr goes through the view only when it is a terminal
+			// too (the same one, in practice): into a file or a pipe,
+			// it cannot disturb the screen.
+			if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
+				o.Err = view.writer(o.Err)
+			}
+		}
+		return loop.Run(c.Context, o)
+	})(c)
 }
 
 // printPrompt prints the next iteration's prompt on stdout, or says on
@@ -93,10 +135,9 @@ func printPrompt(c *cli.Context, o loop.Options) error {
 
 // stopped prints the loop.stopped event that ends a --json stream, with the
 // exit code ralph is about to return.
-func stopped(c *cli.Context, o loop.Options, err error) {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
+func stopped(c *cli.Context, now func() time.Time, err error) {
+	if now == nil {
+		now = time.Now
 	}
 	code := exitCode(err)
 	reason := "every story passes"

@@ -36,7 +36,7 @@ func apiAgentCommand(e env) *cli.Command {
 			&cli.Float64Flag{Name: "price-output-per-mtok", Usage: "USD per million output tokens"},
 		},
 		OnUsageError: onUsageError,
-		Action: inDir(func(c *cli.Context, dir string) error {
+		Action: stopsOnSignal(inDir(func(c *cli.Context, dir string) error {
 			name := c.String("api")
 			if name != api.Anthropic && name != api.OpenAI {
 				return usageErrorf("--api %q: want %s or %s", name, api.Anthropic, api.OpenAI)
@@ -75,7 +75,7 @@ func apiAgentCommand(e env) *cli.Command {
 				return errAPIAgentFailed
 			}
 			return nil
-		}),
+		})),
 	}
 }
 

@@ -24,7 +24,7 @@ func checkCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "story", Usage: "also run the checks of story `ID` from prd.json"},
 		},
 		OnUsageError: onUsageError,
-		Action: withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
+		Action: stopsOnSignal(withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
 			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Quiet: true, Now: e.now}, c.String("story"))
 			if c.Context.Err() != nil {
 				// The checks were stopped, not failed: no verdict to print.
@@ -38,7 +38,7 @@ func checkCommand(e env) *cli.Command {
 				return nil
 			}
 			return printChecks(c, results)
-		}),
+		})),
 	}
 }
 

@@ -22,7 +22,7 @@ func demoCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "use `DIR` (new or empty) instead of a fresh temporary directory"},
 		},
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
+		Action: stopsOnSignal(func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ The demo's files are in %s:
 Try: ralph -C %s status
 `, dir, dir)
 			return err
-		},
+		}),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/loop"
 	"github.com/ralph-harness/ralph/progress"
 )
@@ -43,7 +44,7 @@ last 10 entries; -n 0 shows only new ones.`,
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per entry, one per line, for scripts"},
 		},
 		OnUsageError: onUsageError,
-		Action: inDir(func(c *cli.Context, dir string) error {
+		Action: stopsOnSignal(inDir(func(c *cli.Context, dir string) error {
 			if c.Bool("full") && c.Bool("json") {
 				return usageErrorf("log: --full and --json contradict each other")
 			}
@@ -85,7 +86,7 @@ last 10 entries; -n 0 shows only new ones.`,
 				}
 			}
 			return follow(c, path, after, print)
-		}),
+		})),
 	}
 }
 
@@ -95,7 +96,7 @@ func ledgerEntries(path string, n int) ([]progress.Entry, error) {
 	if n >= 0 {
 		return progress.Tail(path, n)
 	}
-	f, err := os.Open(path)
+	f, _, err := readbuf.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -35,7 +35,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			}
 			return err
 		},
-		Action: func(c *cli.Context) error {
+		Action: stopsOnSignal(func(c *cli.Context) error {
 			err := loopAction(c, e)
 			if c.Bool("json") && !c.Bool("dry-run") {
 				// Whatever stopped it, bad input included: a script reads
@@ -43,7 +43,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 				stopped(c, e.now, err)
 			}
 			return err
-		},
+		}),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/lazyre"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -33,7 +34,7 @@ const (
 // loadHarness reads and checks harness.toml in dir.
 func loadHarness(dir string) (loop.Config, error) {
 	path := filepath.Join(dir, harnessFile)
-	data, err := os.ReadFile(path)
+	data, err := readbuf.ReadFile(nil, path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return loop.Config{}, usageErrorf("%s not found in %s (run `ralph init` to create one)", harnessFile, dir)
@@ -45,7 +46,7 @@ func loadHarness(dir string) (loop.Config, error) {
 		return loop.Config{}, &usageError{err: err}
 	}
 	if name := cfg.PromptTemplateName; name != "" {
-		text, err := os.ReadFile(filepath.Join(dir, name))
+		text, err := readbuf.ReadFile(nil, filepath.Join(dir, name))
 		if err != nil {
 			return loop.Config{}, &usageError{err: fmt.Errorf("%s: prompt.template: %w", harnessFile, err)}
 		}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,7 +57,7 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
-	ctx, stop := signalContext()
+	ctx, stop := signalContext(stderr)
 	defer stop()
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(ctx, args)
@@ -85,8 +86,9 @@ func printJSON(w io.Writer, v any, indent bool) error {
 // exits 130. Every further signal kills the process group of every child at
 // once: someone who asks twice (Ctrl-C, Ctrl-C) does not want to wait out
 // the grace. The loop goes on as after the first (the entry is written, the
-// exit code is 130); only the wait is cut short.
-func signalContext() (context.Context, func()) {
+// exit code is 130); only the wait is cut short. A command that does not
+// watch its context (see stopsOnSignal) exits 130 on the first signal.
+func signalContext(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -98,9 +100,15 @@ func signalContext() (context.Context, func()) {
 			case <-done:
 				return
 			}
-			if first {
+			switch {
+			case !stopsCleanly.Load():
+				// Nothing to finish, and perhaps blocked where no
+				// context reaches (a lock another process holds).
+				fmt.Fprintln(stderr, "ralph: stopped: interrupted")
+				os.Exit(exitInterrupted)
+			case first:
 				cancel()
-			} else {
+			default:
 				proc.KillAll()
 			}
 		}
@@ -109,6 +117,21 @@ func signalContext() (context.Context, func()) {
 		signal.Stop(sigs)
 		close(done)
 		cancel()
+	}
+}
+
+// stopsCleanly is set by a command that stops on its context, cancelled by
+// the first SIGINT, SIGTERM or SIGHUP (see stopsOnSignal). Any other exits
+// with 130 on the signal, at once.
+var stopsCleanly atomic.Bool
+
+// stopsOnSignal marks action as one that watches its context and stops
+// cleanly when a signal cancels it: it records what it was doing, stops
+// its children, and returns.
+func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		stopsCleanly.Store(true)
+		return action(c)
 	}
 }
 

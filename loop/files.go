@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/glob"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // Guard says which files of the project the agent may not touch.
@@ -78,7 +79,7 @@ func (st fileState) unchanged(path string) bool {
 	if st.mode&fs.ModeSymlink != 0 {
 		return true
 	}
-	data, err := os.ReadFile(path)
+	data, err := readbuf.ReadFile(nil, path)
 	return err == nil && sha256.Sum256(data) == st.sum
 }
 
@@ -116,7 +117,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 		if !sum && kept+int(f.info.Size()) > maxKept {
 			return st, true
 		}
-		data, err := os.ReadFile(path)
+		data, err := readbuf.ReadFile(nil, path)
 		if err != nil {
 			return fileState{}, false // gone meanwhile, or not a file
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -38,7 +39,7 @@ func Validate(o Options) (Validation, error) {
 	if len(o.Config.Checks) == 0 {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: no [[checks]]: the judge can only take the agent's word", HarnessFile))
 	}
-	file, err := os.Open(o.path(ProgressFile))
+	file, _, err := readbuf.OpenFile(o.path(ProgressFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: missing; `ralph loop` will create it", ProgressFile))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -66,7 +65,7 @@ func (o *Options) waitForChange(ctx context.Context, why string) error {
 func (o *Options) fingerprint() []byte {
 	h := sha256.New()
 	for _, name := range []string{PRDFile, HarnessFile} {
-		data, _ := os.ReadFile(o.path(name))
+		data, _ := readbuf.ReadFile(nil, o.path(name))
 		fmt.Fprintf(h, "%d:", len(data))
 		h.Write(data)
 	}

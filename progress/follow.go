@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
 // followWindow is how far before the end of the file a Follower starts
@@ -42,7 +44,7 @@ func NewFollower(path string, after int) (*Follower, error) {
 		return fl, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, bare(err))
 	}
 	fl.file = st
 	if st.Size() > followWindow {
@@ -55,18 +57,18 @@ func NewFollower(path string, after int) (*Follower, error) {
 // fn for each entry completed meanwhile, oldest first, stopping at fn's
 // first error.
 func (fl *Follower) Poll(fn func(Entry) error) error {
-	f, err := os.Open(fl.path)
+	f, _, err := readbuf.OpenFile(fl.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		fl.off, fl.skip, fl.file = 0, false, nil
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", fl.path, err)
+		return fmt.Errorf("read %s: %w", fl.path, bare(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("read %s: %w", fl.path, err)
+		return fmt.Errorf("read %s: %w", fl.path, bare(err))
 	}
 	reread := (fl.file != nil && !os.SameFile(fl.file, st)) || st.Size() < fl.off
 	if reread {
@@ -82,7 +84,7 @@ func (fl *Follower) Poll(fn func(Entry) error) error {
 	}
 	buf := make([]byte, st.Size()-start)
 	if _, err := f.ReadAt(buf, start); err != nil {
-		return fmt.Errorf("read %s: %w", fl.path, err)
+		return fmt.Errorf("read %s: %w", fl.path, bare(err))
 	}
 	skipped := 0
 	if fl.skip {

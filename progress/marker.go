@@ -232,18 +232,14 @@ func InFlight(path string) (*Mark, error) {
 // the whole file when there is no complete entry. It reads backwards from the
 // end, as Tail does.
 func lastComplete(path string) (*Entry, []byte, error) {
-	f, err := readbuf.Open(path)
+	f, st, err := readbuf.OpenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, bare(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
 	// buf is the file from off to the end; cut is where, in buf, the
 	// segments already found to be torn begin.
 	off := st.Size()
@@ -265,7 +261,7 @@ func lastComplete(path string) (*Entry, []byte, error) {
 		n := min(int64(max(blockSize, len(buf))), off)
 		next := make([]byte, int(n)+len(buf))
 		if _, err := f.ReadAt(next[:n], off-n); err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+			return nil, nil, fmt.Errorf("read %s: %w", path, bare(err))
 		}
 		copy(next[n:], buf)
 		buf, off, cut = next, off-n, cut+int(n)

@@ -58,18 +58,14 @@ func tailFunc(path string, maxBytes int64, block int, fn func(Entry) bool) error
 // what follows it up to the next, and calls fn for each, newest first, until
 // fn returns false or maxBytes of the file have been read (0: no bound).
 func walkBack(path string, maxBytes int64, block int, fn func(seg []byte) bool) error {
-	f, err := readbuf.Open(path)
+	f, st, err := readbuf.OpenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, bare(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
 	// buf holds the part of the file from off that has not yet been cut
 	// into entries: everything before the earliest start marker found.
 	off := st.Size()
@@ -96,7 +92,7 @@ func walkBack(path string, maxBytes int64, block int, fn func(seg []byte) bool) 
 		n = min(n, off)
 		next := make([]byte, int(n)+len(buf))
 		if _, err := f.ReadAt(next[:n], off-n); err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
+			return fmt.Errorf("read %s: %w", path, bare(err))
 		}
 		copy(next[n:], buf)
 		buf, off, read = next, off-n, read+n
@@ -146,12 +142,12 @@ const headSlack = 64 << 10
 // cut at a line boundary and ends with a note saying so. A missing file has an
 // empty head.
 func ReadHead(path string, limit int) (string, error) {
-	f, err := readbuf.Open(path)
+	f, _, err := readbuf.OpenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read head of %s: %w", path, err)
+		return "", fmt.Errorf("read head of %s: %w", path, bare(err))
 	}
 	defer f.Close()
 	var r io.Reader = f
@@ -173,7 +169,7 @@ func ReadHead(path string, limit int) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", fmt.Errorf("read head of %s: %w", path, err)
+			return "", fmt.Errorf("read head of %s: %w", path, bare(err))
 		}
 	}
 	return head.String(), nil

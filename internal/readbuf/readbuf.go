@@ -12,14 +12,20 @@ import (
 	"syscall"
 )
 
+// ErrNotRegular is why ReadFile refuses a named pipe, a device or a socket:
+// reading one may never end.
+var ErrNotRegular = errors.New("not a regular file")
+
 // Open opens the file at path for reading, as os.Open does but for the
 // setup of non-blocking I/O that os.Open attempts on every file and undoes
 // for a regular one (five system calls for nothing); the loop opens its
-// files a dozen times an iteration. The file reads blocking, which a
-// regular file does anyway. Errors are *fs.PathError, as os.Open's.
+// files a dozen times an iteration. The open itself does not block: a named
+// pipe in place of a file would otherwise hold it until something writes
+// to the pipe. Reads block, as a regular file's do anyway. Errors are
+// *fs.PathError, as os.Open's.
 func Open(path string) (*os.File, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -30,11 +36,33 @@ func Open(path string) (*os.File, error) {
 	}
 }
 
+// OpenFile is Open for a file to be read to its end: it returns the file's
+// information too, and refuses one whose reading may never end (a named
+// pipe, a device, a socket) with ErrNotRegular. A directory is opened, to
+// fail when it is read.
+func OpenFile(path string) (*os.File, fs.FileInfo, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && info.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+		err = &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
 // ReadFile reads the file at path into buf's room, growing it when the file
 // is larger, and returns what it read. The result shares memory with buf:
-// buf may not be used again while the result is. Errors are os.ReadFile's.
+// buf may not be used again while the result is (buf may be nil). Errors
+// are os.ReadFile's, and ErrNotRegular (in an *fs.PathError) for a file
+// whose reading may never end.
 func ReadFile(buf []byte, path string) ([]byte, error) {
-	f, err := Open(path)
+	f, info, err := OpenFile(path)
 	if err != nil {
 		return buf[:0], err
 	}
@@ -42,7 +70,7 @@ func ReadFile(buf []byte, path string) ([]byte, error) {
 	// One byte more than the file, so that the read that finds the end
 	// needs no room of its own; a buffer that must grow gets a quarter
 	// more, as the files read again and again grow a little every time.
-	if info, err := f.Stat(); err == nil && info.Size() < 1<<40 && int64(cap(buf)) < info.Size()+1 {
+	if info.Size() < 1<<40 && int64(cap(buf)) < info.Size()+1 {
 		buf = make([]byte, 0, info.Size()+info.Size()/4+512)
 	}
 	buf = buf[:0]

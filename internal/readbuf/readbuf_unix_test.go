@@ -1,0 +1,32 @@
+//go:build unix
+
+package readbuf
+
+import (
+	"errors"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestReadFileRefusesPipe: a named pipe with no writer is refused at once,
+// where reading it would wait for one.
+func TestReadFileRefusesPipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if _, err := ReadFile(nil, path); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFile of a named pipe: %v, want %v", err, ErrNotRegular)
+	}
+	if f, _, err := OpenFile(path); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("OpenFile of a named pipe: %v, want %v", err, ErrNotRegular)
+	}
+	// A directory opens (Open locks directories), and fails when read.
+	if _, err := ReadFile(nil, filepath.Dir(path)); err == nil || errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFile of a directory: %v, want a read error", err)
+	}
+}

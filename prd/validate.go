@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // validate checks what the types alone cannot: ids, titles, dependencies,
@@ -164,6 +165,9 @@ func CheckID(id string) error {
 	switch {
 	case id == "":
 		return errors.New("empty")
+	case !utf8.ValidString(id):
+		// Saved, it would read back as another id (U+FFFD for each bad byte).
+		return errors.New("is not UTF-8 text")
 	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
 		return errors.New("contains a space or a control character")
 	}

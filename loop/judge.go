@@ -2,6 +2,7 @@ package loop
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/textcut"
@@ -45,6 +46,14 @@ func ParseClaim(final string) Claim {
 		return Claim{Done: true}
 	}
 	if q, ok := strings.CutPrefix(inner, "blocked:"); ok {
+		// The question is shown to a person (`ralph status`, `next`):
+		// what could drive a terminal (an OSC title, a bell) goes.
+		q = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return -1
+			}
+			return r
+		}, q)
 		if q = strings.TrimSpace(q); q != "" {
 			return Claim{Blocked: true, Question: q}
 		}

@@ -15,6 +15,8 @@ func TestParseClaim(t *testing.T) {
 		{"done with spaces", "ok\n   <ralph> done </ralph>  \n\n", Claim{Done: true}},
 		{"blocked", "Hmm.\n<ralph>blocked: which DB?</ralph>", Claim{Blocked: true, Question: "which DB?"}},
 		{"blocked without question", "<ralph>blocked:</ralph>", Claim{}},
+		{"question with terminal escapes", "<ralph>blocked: \x1b]0;pwned\x07which \x1b[31mDB\x1b[0m?\u009b2J</ralph>", Claim{Blocked: true, Question: "]0;pwnedwhich DB?2J"}},
+		{"question of escapes only", "<ralph>blocked: \x1b\x07</ralph>", Claim{}},
 		{"tag in prose", "I will print <ralph>done</ralph> when finished.\nStill working.", Claim{}},
 		{"tag mid line at end", "I am <ralph>done</ralph>", Claim{}},
 		{"tag not last", "<ralph>done</ralph>\nmore text", Claim{}},

@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,10 +56,8 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
-	ctx, stop := signalContext(stderr)
-	defer stop()
 	app := newApp(stdout, stderr, e)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(context.Background(), args)
 	code := exitCode(err)
 	if code != exitOK {
 		report(stderr, err)
@@ -80,16 +77,32 @@ func printJSON(w io.Writer, v any, indent bool) error {
 	return enc.Encode(v)
 }
 
-// signalContext returns a context that the first SIGINT, SIGTERM or SIGHUP
-// cancels: the loop stops the agent gracefully (SIGINT to its process group,
-// SIGKILL after a grace period), records the iteration as interrupted and
-// exits 130. Every further signal kills the process group of every child at
-// once: someone who asks twice (Ctrl-C, Ctrl-C) does not want to wait out
-// the grace. The loop goes on as after the first (the entry is written, the
-// exit code is 130); only the wait is cut short. A command that does not
-// watch its context (see stopsOnSignal) exits 130 on the first signal.
-func signalContext(stderr io.Writer) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// stopsOnSignal runs action with a context that the first SIGINT, SIGTERM
+// or SIGHUP cancels: the loop stops the agent gracefully (SIGINT to its
+// process group, SIGKILL after a grace period), records the iteration as
+// interrupted and exits 130. Every further signal kills the process group of
+// every child at once: someone who asks twice (Ctrl-C, Ctrl-C) does not want
+// to wait out the grace. The loop goes on as after the first (the entry is
+// written, the exit code is 130); only the wait is cut short.
+//
+// Only the commands that watch their context and have something to finish
+// (children to stop, a record to write) take the signals so. The others
+// are ended by them at once, as any program is: caught, a signal would only
+// cancel a context they never look at, while they may wait where none
+// reaches (a lock another process holds).
+func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		ctx, stop := signalContext(c.Context)
+		defer stop()
+		c.Context = ctx
+		return action(c)
+	}
+}
+
+// signalContext returns a child of parent that the first signal cancels,
+// as stopsOnSignal says, and the function that stops taking signals.
+func signalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -100,15 +113,9 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 			case <-done:
 				return
 			}
-			switch {
-			case !stopsCleanly.Load():
-				// Nothing to finish, and perhaps blocked where no
-				// context reaches (a lock another process holds).
-				fmt.Fprintln(stderr, "ralph: stopped: interrupted")
-				os.Exit(exitInterrupted)
-			case first:
+			if first {
 				cancel()
-			default:
+			} else {
 				proc.KillAll()
 			}
 		}
@@ -117,21 +124,6 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 		signal.Stop(sigs)
 		close(done)
 		cancel()
-	}
-}
-
-// stopsCleanly is set by a command that stops on its context, cancelled by
-// the first SIGINT, SIGTERM or SIGHUP (see stopsOnSignal). Any other exits
-// with 130 on the signal, at once.
-var stopsCleanly atomic.Bool
-
-// stopsOnSignal marks action as one that watches its context and stops
-// cleanly when a signal cancels it: it records what it was doing, stops
-// its children, and returns.
-func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		stopsCleanly.Store(true)
-		return action(c)
 	}
 }
 

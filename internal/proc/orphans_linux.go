@@ -38,7 +38,15 @@ func Adopt() error {
 func KillOrphans() (int, error) {
 	groups := takeStarted()
 	deadline := time.Now().Add(time.Second)
-	for slices.ContainsFunc(groups, groupExists) && time.Now().Before(deadline) {
+	for {
+		// A member killed with its group after its parent exited was
+		// handed over, and stays in the group as a zombie until reaped.
+		for _, g := range groups {
+			reapGroup(g)
+		}
+		if !slices.ContainsFunc(groups, groupExists) || !time.Now().Before(deadline) {
+			break
+		}
 		time.Sleep(time.Millisecond)
 	}
 	self := os.Getpid()
@@ -89,6 +97,21 @@ func hasChildren() bool {
 func groupExists(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// reapGroup reaps the children of this process in the group pgid that have
+// exited, without waiting for the others.
+func reapGroup(pgid int) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+	}
 }
 
 // reap waits for the child pid, killed or already a zombie.

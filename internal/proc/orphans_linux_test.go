@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,4 +45,47 @@ while ! test -f escaped; do sleep 0.01; done`
 	if _, err := os.Stat(escaped); err != nil {
 		t.Fatalf("the stray never ran: %v", err)
 	}
+}
+
+// TestReapGroup: a member of a child's group, handed over when its parent
+// exited and killed with the group, stays in the group as a zombie until
+// reaped: KillOrphans would wait out its second for the group to empty.
+func TestReapGroup(t *testing.T) {
+	if err := Adopt(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p, err := Start(context.Background(), Config{Argv: []string{"sh", "-c", "sleep 100 & echo $! >member"}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid := p.cmd.Process.Pid
+	if code := p.Wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if st, err := readStat(member); err == nil && st.state == 'Z' {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("the group's member %d never became a zombie", member)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !groupExists(pgid) {
+		t.Fatal("the group is empty with a zombie in it")
+	}
+	reapGroup(pgid)
+	if groupExists(pgid) {
+		t.Error("the group still exists after reapGroup")
+	}
+	takeStarted() // nothing is left for KillOrphans to wait for
 }

@@ -181,13 +181,14 @@ const (
 	byChecks = "the checks"
 )
 
-// guardChecks undoes what the checks changed of prd.json, progress.txt and
-// the protected files that the agent may not change either: a test can
-// write files as well as the agent that wrote it, and a check whose script
-// changed under it proves nothing. read is prd.json as the guard left it
-// for the judge. harness.toml is left alone: an edit made while the checks
-// run is a person's, for the next iteration; so are the project's other
-// files, which cost a listing to compare.
+// guardChecks undoes what the checks changed of the three files and the
+// protected files that the agent may not change either: a test can write
+// files as well as the agent that wrote it, and a check whose script
+// changed under it proves nothing. That holds for harness.toml too, which
+// the loop reads again before the next iteration: a test that rewrote its
+// checks would pass the story then. read is prd.json as the guard left it
+// for the judge. The project's other files are left alone: they cost a
+// listing to compare, and are the agent's to change anyway.
 func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (*prd.File, []string, error) {
 	tampered, err := s.guardPlaces(o, byChecks)
 	if err != nil {
@@ -203,7 +204,14 @@ func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.Fil
 		return nil, nil, err
 	}
 	tampered = append(tampered, found...)
-	note, err := s.guardProgress(o, ledger, byChecks)
+	note, err := s.guardHarness(o, byChecks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		tampered = append(tampered, note)
+	}
+	note, err = s.guardProgress(o, ledger, byChecks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,18 +252,14 @@ func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger
 		return guarded{}, err
 	}
 	tampered = append(tampered, found...)
-	if s.harnessErr == nil {
-		b := o.buffers()
-		now, err := readbuf.ReadFile(b.now, o.path(HarnessFile))
-		b.now = now
-		if err != nil || !bytes.Equal(now, s.harness) {
-			if err := atomicfile.Write(o.path(HarnessFile), s.harness, 0o644); err != nil {
-				return guarded{}, err
-			}
-			tampered = append(tampered, HarnessFile+": the agent changed it; ralph restored the file")
-		}
+	note, err := s.guardHarness(o, byAgent)
+	if err != nil {
+		return guarded{}, err
 	}
-	note, err := s.guardProgress(o, ledger, byAgent)
+	if note != "" {
+		tampered = append(tampered, note)
+	}
+	note, err = s.guardProgress(o, ledger, byAgent)
 	if err != nil {
 		return guarded{}, err
 	}
@@ -263,6 +267,24 @@ func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger
 		tampered = append(tampered, note)
 	}
 	return guarded{prd: f, tampered: tampered, changed: changed}, nil
+}
+
+// guardHarness puts harness.toml back as it was when who began, if who
+// changed or removed it, and says so.
+func (s snapshot) guardHarness(o *Options, who string) (string, error) {
+	if s.harnessErr != nil {
+		return "", nil
+	}
+	b := o.buffers()
+	now, err := readbuf.ReadFile(b.now, o.path(HarnessFile))
+	b.now = now
+	if err == nil && bytes.Equal(now, s.harness) {
+		return "", nil
+	}
+	if err := atomicfile.Write(o.path(HarnessFile), s.harness, 0o644); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s: %s changed it; ralph restored the file", HarnessFile, who), nil
 }
 
 // guardPlaces takes away what who put in place of any of the three files

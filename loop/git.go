@@ -54,8 +54,11 @@ func gitDirty(ctx context.Context, dir string) bool {
 // file system monitor, programs that the repository's configuration names
 // and that the agent can write. A post-commit hook the agent left would
 // otherwise run after the verdict, in ralph's commit, and could mark its
-// story passing.
-var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
+// story passing. Housekeeping (gc --auto, maintenance) runs within the
+// command: detached, it would outlive it, and be killed with what else git
+// left running (see killOrphans).
+var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+	"-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false"}
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // inWorkTree reports whether dir is inside a git work tree (and git is
@@ -60,14 +62,19 @@ func gitDirty(ctx context.Context, dir string) bool {
 var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 	"-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false"}
 
+// maxGitMessage bounds what an error quotes of git's stderr, in bytes.
+const maxGitMessage = 1000
+
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		// git's message on one line, so that a warning quoting it stays one.
-		msg := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", "; ")), " ")
+		// git's message on one line, so that a warning quoting it stays
+		// one, and of a bounded length: a program that git ran (a filter)
+		// may have printed any amount.
+		msg := textcut.OneLine(strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", "; "), maxGitMessage)
 		if msg == "" {
 			return "", fmt.Errorf("git %s: %w", args[0], err)
 		}

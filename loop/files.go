@@ -90,6 +90,17 @@ type fileSnapshot struct {
 	tree      [32]byte             // treeSum before the agent, for the stall breaker
 }
 
+// guardGlobs are the guard's globs, compiled once per harness.toml.
+type guardGlobs struct{ tests, protect glob.Set }
+
+func (o *Options) guardGlobs() *guardGlobs {
+	if o.globs == nil {
+		g := o.Config.Guard
+		o.globs = &guardGlobs{tests: glob.Compile(g.Tests...), protect: glob.Compile(g.Protect...)}
+	}
+	return o.globs
+}
+
 // takeFiles lists the guarded files, keeping the protected ones' contents.
 func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	g := o.Config.Guard
@@ -104,7 +115,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
 	}
-	tests, protect := glob.Compile(g.Tests...), glob.Compile(g.Protect...)
+	globs := o.guardGlobs()
 	kept := 0
 	// keep reads a guarded file while the budget lasts; a protected file
 	// is read past it too, for its sum.
@@ -132,7 +143,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	}
 	// The protected files first: the tests do not spend their budget.
 	for _, f := range files {
-		if protect.Match(f.name) {
+		if globs.protect.Match(f.name) {
 			if st, ok := keep(f, true); ok {
 				s.protected[f.name] = st
 			}
@@ -141,7 +152,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !tests.Match(f.name) {
+		if !globs.tests.Match(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {
@@ -173,7 +184,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 	}
 	// New files go first: one may be a link in place of a protected
 	// file's directory, which putting the file back makes a directory again.
-	protect := glob.Compile(g.Protect...)
+	protect := o.guardGlobs().protect
 	for _, f := range files {
 		name := f.name
 		if _, was := s.protected[name]; !was && protect.Match(name) {

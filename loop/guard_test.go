@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"io"
 	"slices"
 	"testing"
 
@@ -70,5 +71,21 @@ func TestSameJSON(t *testing.T) {
 		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
 			t.Errorf("sameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestReloadGuardGlobs: the guard's globs, compiled once, are compiled
+// again from a reloaded harness.toml.
+func TestReloadGuardGlobs(t *testing.T) {
+	o := &Options{Out: io.Discard, Config: Config{Guard: Guard{Protect: []string{"old.txt"}}}}
+	o.Reload = func() (Config, error) { return Config{Guard: Guard{Protect: []string{"new.txt"}}}, nil }
+	if !o.guardGlobs().protect.Match("old.txt") {
+		t.Fatal("old.txt is not protected before the reload")
+	}
+	if _, err := o.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if p := o.guardGlobs().protect; p.Match("old.txt") || !p.Match("new.txt") {
+		t.Errorf("after the reload: old.txt protected %t, new.txt %t; want false, true", p.Match("old.txt"), p.Match("new.txt"))
 	}
 }

@@ -74,6 +74,8 @@ type Options struct {
 	// every harness.toml the run reloaded from.
 	redactor *redact.Redactor
 	pastEnv  []string
+	// globs are Config.Guard's globs, compiled on first use (guardGlobs).
+	globs *guardGlobs
 	// OnEvent, when set, is told of every event before it is printed.
 	OnEvent func(Event)
 	// Reload reads harness.toml again; the loop calls it between
@@ -425,7 +427,7 @@ func (o *Options) reload() (*templates.Template, error) {
 	// from now on, and those of every earlier one still are: the agent
 	// may have kept them.
 	o.pastEnv = append(o.pastEnv, o.Config.Agent.Env...)
-	o.redactor = nil
+	o.redactor, o.globs = nil, nil
 	o.Config = cfg
 	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})
 	return t, nil

@@ -101,8 +101,10 @@ func (o *Options) guardGlobs() *guardGlobs {
 	return o.globs
 }
 
-// takeFiles lists the guarded files, keeping the protected ones' contents.
-func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
+// takeFiles lists the guarded files, keeping the protected ones' contents,
+// and the test files' when tests is set: only the agent's guard puts back
+// a deleted test file.
+func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error) {
 	g := o.Config.Guard
 	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}}
 	// The files are listed once before the agent and once after it: the
@@ -152,7 +154,7 @@ func takeFiles(ctx context.Context, o *Options) (fileSnapshot, error) {
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !globs.tests.Match(f.name) {
+		if !tests || !globs.tests.Match(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {

@@ -107,8 +107,10 @@ type snapshot struct {
 // ownFiles are the three files, whose places the guard keeps.
 var ownFiles = [...]string{PRDFile, HarnessFile, ProgressFile}
 
-func takeSnapshot(ctx context.Context, o *Options) (snapshot, error) {
-	files, err := takeFiles(ctx, o)
+// takeSnapshot is what the guard compares with afterwards: the three files
+// and the project's guarded files (see takeFiles for tests).
+func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error) {
+	files, err := takeFiles(ctx, o, tests)
 	if err != nil {
 		return snapshot{}, err
 	}

@@ -1,7 +1,10 @@
 package loop
 
 import (
+	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -87,5 +90,26 @@ func TestReloadGuardGlobs(t *testing.T) {
 	}
 	if p := o.guardGlobs().protect; p.Match("old.txt") || !p.Match("new.txt") {
 		t.Errorf("after the reload: old.txt protected %t, new.txt %t; want false, true", p.Match("old.txt"), p.Match("new.txt"))
+	}
+}
+
+// TestTakeFilesTests: the test files are read only for the agent's guard,
+// which puts a deleted one back; the protected ones always.
+func TestTakeFilesTests(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a_test.go", "p.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &Options{Dir: dir, Config: Config{Guard: Guard{Tests: []string{"*_test.go"}, Protect: []string{"p.txt"}}}}
+	for _, tests := range []bool{false, true} {
+		s, err := takeFiles(context.Background(), o, tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.tests["a_test.go"]; ok != tests || len(s.protected) != 1 {
+			t.Errorf("takeFiles(tests %t): test file kept %t, %d protected; want %t, 1", tests, ok, len(s.protected), tests)
+		}
 	}
 }

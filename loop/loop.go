@@ -522,7 +522,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err := it.syncs.Err(); err != nil {
 		return it.failed(err)
 	}
-	snap, err := takeSnapshot(ctx, o)
+	snap, err := takeSnapshot(ctx, o, true)
 	if err != nil {
 		if ctx.Err() != nil {
 			return it.interrupted()
@@ -989,7 +989,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	}
 	// The protected files too: what the checks change of them would
 	// otherwise be what the agent's guard protects.
-	before, err := takeSnapshot(ctx, o)
+	before, err := takeSnapshot(ctx, o, false) // guardChecks puts back no test file
 	if err != nil {
 		return nil, err
 	}

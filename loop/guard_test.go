@@ -93,6 +93,23 @@ func TestReloadGuardGlobs(t *testing.T) {
 	}
 }
 
+// TestReloadPastEnv: every agent.env a run reloaded from is kept for the
+// redactor, each entry once, however often harness.toml changes.
+func TestReloadPastEnv(t *testing.T) {
+	env := func(kv ...string) Config { return Config{Agent: AgentConfig{Env: kv}} }
+	o := &Options{Out: io.Discard, Config: env("A_TOKEN=first-secret")}
+	next := []Config{env("A_TOKEN=second-secret"), env("A_TOKEN=first-secret"), env("A_TOKEN=second-secret")}
+	o.Reload = func() (Config, error) { c := next[0]; next = next[1:]; return c, nil }
+	for range 3 {
+		if _, err := o.reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"A_TOKEN=first-secret", "A_TOKEN=second-secret"}; !slices.Equal(o.pastEnv, want) {
+		t.Errorf("pastEnv = %q, want %q", o.pastEnv, want)
+	}
+}
+
 // TestTakeFilesTests: the test files are read only for the agent's guard,
 // which puts a deleted one back; the protected ones always.
 func TestTakeFilesTests(t *testing.T) {

@@ -425,8 +425,12 @@ func (o *Options) reload() (*templates.Template, error) {
 	}
 	// Secrets of the new agent.env are kept out of what the loop writes
 	// from now on, and those of every earlier one still are: the agent
-	// may have kept them.
-	o.pastEnv = append(o.pastEnv, o.Config.Agent.Env...)
+	// may have kept them. Each once, however often harness.toml changes.
+	for _, kv := range o.Config.Agent.Env {
+		if !slices.Contains(o.pastEnv, kv) {
+			o.pastEnv = append(o.pastEnv, kv)
+		}
+	}
 	o.redactor, o.globs = nil, nil
 	o.Config = cfg
 	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})

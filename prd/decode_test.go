@@ -263,6 +263,13 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 				"prd.json: dependsOn cycle: userStories[0] -> B -> userStories[0]",
 		},
 		{
+			name: "duplicated id in a cycle named by its place",
+			data: `{"userStories": [{"id": "A", "dependsOn": ["B"]}, {"id": "A", "title": "a"}, {"id": "B", "title": "b", "dependsOn": ["A"]}]}`,
+			want: "prd.json: userStories[0]: missing title\n" +
+				"prd.json: userStories[1]: duplicate id \"A\" (first at userStories[0])\n" +
+				"prd.json: dependsOn cycle: userStories[0] -> B -> userStories[0]",
+		},
+		{
 			name: "id with a newline",
 			data: `{"userStories": [{"id": "US\n1", "title": "a"}]}`,
 			want: `prd.json: userStories[0]: id "US\n1": contains a space or a control character`,
@@ -331,7 +338,7 @@ prd.json: userStories[3]: duplicate id "C" (first at userStories[2])
 prd.json: userStories[4]: missing id
 prd.json: A: dependsOn names the story itself
 prd.json: A: dependsOn names unknown story "Q"
-prd.json: dependsOn cycle: A -> B -> C -> A`,
+prd.json: dependsOn cycle: A -> B -> userStories[2] -> A`,
 		},
 	}
 	for _, tt := range tests {

@@ -95,7 +95,7 @@ func (f *File) validate(name string, listed bool) error {
 		}
 		ends[i] = len(deps)
 	}
-	for _, c := range f.cycles(deps, ends) {
+	for _, c := range f.cycles(deps, ends, storyName) {
 		add("dependsOn cycle: %s", strings.Join(c, " -> "))
 	}
 	if len(errs) > 0 {
@@ -105,10 +105,10 @@ func (f *File) validate(name string, listed bool) error {
 	return nil
 }
 
-// cycles returns the dependency cycles among the stories, each as the ids
-// along it with the first repeated at the end. deps and ends are the
-// stories' dependencies as validate lists them.
-func (f *File) cycles(deps, ends []int) [][]string {
+// cycles returns the dependency cycles among the stories, each as the
+// stories along it, named by name, with the first repeated at the end. deps
+// and ends are the stories' dependencies as validate lists them.
+func (f *File) cycles(deps, ends []int, name func(int) string) [][]string {
 	const (
 		unseen = iota
 		onPath
@@ -132,9 +132,9 @@ func (f *File) cycles(deps, ends []int) [][]string {
 			case onPath:
 				var ids []string
 				for _, k := range path[slices.Index(path, j):] {
-					ids = append(ids, f.name(k))
+					ids = append(ids, name(k))
 				}
-				found = append(found, append(ids, f.name(j)))
+				found = append(found, append(ids, name(j)))
 			}
 		}
 		path = path[:len(path)-1]

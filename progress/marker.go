@@ -100,7 +100,7 @@ func parseMarkBlock(lines []string) (Mark, bool) {
 // markField reports whether line can belong to a marker's block: a
 // baseline line or a continuation line.
 func markField(line string) bool {
-	return strings.HasPrefix(line, "baseline:") || line == contPrefix || strings.HasPrefix(line, contPrefix+" ")
+	return strings.HasPrefix(line, "baseline:") || isCont(line)
 }
 
 // parseMark recognises a marker line. The iteration number is read from the

@@ -119,6 +119,12 @@ type entryParser struct {
 	closed bool
 }
 
+// isCont reports whether line continues the field above it (see
+// writeField).
+func isCont(line string) bool {
+	return line == contPrefix || strings.HasPrefix(line, contPrefix+" ")
+}
+
 func (p *entryParser) line(s string) {
 	if p.closed {
 		return
@@ -127,7 +133,7 @@ func (p *entryParser) line(s string) {
 		p.closed = true
 		return
 	}
-	if s == contPrefix || strings.HasPrefix(s, contPrefix+" ") {
+	if isCont(s) {
 		if p.cur >= 0 {
 			f := &p.fields[p.cur]
 			f.lines = append(f.lines, strings.TrimPrefix(s[len(contPrefix):], " "))

@@ -51,12 +51,14 @@ type Options struct {
 	Grace     time.Duration    // SIGINT → SIGKILL delay; 0: 5s
 	Done      func(Result)     // optional: called as each check ends, one call at a time
 	Now       func() time.Time // for Duration; nil: time.Now
-	// Redact, when set, is applied to each check's output before anything
-	// reads it (ralph's secrets), from any goroutine.
+	// Redact, when set, is applied to each check's kept output
+	// (Result.Output) to keep ralph's secrets out of it, from any
+	// goroutine.
 	Redact func(string) string
 	// Watch, when set, gives the writer that also receives the whole
-	// output of cs[i], as it comes, from the check's goroutine; nil for
-	// none. (Result.Output keeps only its last TailBytes.)
+	// output of cs[i], as it comes and not redacted, from the check's
+	// goroutine; nil for none. (Result.Output keeps only its last
+	// TailBytes.)
 	Watch func(i int) io.Writer
 }
 

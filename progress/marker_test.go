@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -169,6 +170,46 @@ func TestBeginAppend(t *testing.T) {
 		"\n" + markLine(3) + string(Format(entryN(3)))
 	if string(data) != want {
 		t.Errorf("file:\n%s\nwant:\n%s", data, want)
+	}
+}
+
+// TestBeginAppendLongBaseline: a marker whose baseline is longer than the
+// end of the file Append reads (lastWindow) is not seen there: the entry
+// follows it after a blank line, and is still the marker's, as every
+// reader takes it.
+func TestBeginAppendLongBaseline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	m := mark(1)
+	var lines []string
+	for i := range 300 {
+		lines = append(lines, fmt.Sprintf("--- FAIL: TestLegacy%03d (0.00s)", i))
+	}
+	m.Baseline = []Check{{Name: "unit", Duration: time.Second, Excerpt: strings.Join(lines, "\n")}}
+	if n := len(formatMark(m)); n <= lastWindow {
+		t.Fatalf("the marker is %d bytes, not past lastWindow (%d)", n, lastWindow)
+	}
+	if err := l.Begin(m); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := InFlight(path); err != nil || got == nil || !reflect.DeepEqual(*got, m) {
+		t.Fatalf("InFlight after Begin = %v, %v; want the long marker", got, err)
+	}
+	if err := l.Append(entryN(1)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(formatMark(m)) + "\n" + string(Format(entryN(1))); string(data) != want {
+		t.Errorf("file:\n%.300s…\nwant the marker, a blank line and the entry", data)
+	}
+	if got, err := InFlight(path); err != nil || got != nil {
+		t.Errorf("InFlight after Append = %+v, %v; want none", got, err)
+	}
+	if _, entries, _ := parseFile(t, path); !reflect.DeepEqual(iterations(entries), []int{1}) {
+		t.Errorf("entries %v, want iteration 1", iterations(entries))
 	}
 }
 

@@ -388,7 +388,7 @@ func (tt *torture) check(started bool) {
 					m.Iteration, e.StoryID, e.Outcome, e.Attempt, m.StoryID, m.Attempt)
 			}
 			if undone := slices.ContainsFunc(e.Tampered, func(l string) bool {
-				return strings.Contains(l, "was marked passing during the iteration")
+				return strings.HasPrefix(l, "prd.json: "+m.StoryID+" was marked passing ")
 			}); undone != (unvouched != "") {
 				t.Fatalf("iteration %d, in flight at the last kill with its story passing: %t; its entry says the pass was undone: %t (%q)",
 					m.Iteration, unvouched != "", undone, e.Tampered)

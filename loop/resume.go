@@ -137,9 +137,13 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		}
 		e.StoryTitle = s.Title
 		switch {
-		case s.Passes:
+		case s.Passes && s.Attempts < m.Attempt:
 			s.Passes = false
 			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing during the iteration, with no verdict; ralph undid that", PRDFile, m.StoryID))
+			return nil
+		case s.Passes:
+			s.Passes = false
+			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote", PRDFile, m.StoryID))
 			return nil
 		case s.Attempts >= m.Attempt:
 			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"

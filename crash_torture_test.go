@@ -114,9 +114,9 @@ func TestCrashTorture(t *testing.T) {
 		tt.check(started)
 		if tt.inFlight != nil {
 			stats.inFlight++
-			if tt.stories0[tt.inFlight.StoryID].Passes {
-				stats.unvouched++
-			}
+		}
+		if tt.unvouched() != "" {
+			stats.unvouched++
 		}
 		if len(tt.temps) > 0 {
 			stats.temps++
@@ -337,13 +337,7 @@ func (tt *torture) check(started bool) {
 	if err != nil {
 		t.Fatalf("prd.json does not parse after a kill: %v", err)
 	}
-	// A story that passed while its iteration was in flight (the kill fell
-	// between the verdict's save and its entry) has no entry to vouch for
-	// the pass: the next start un-passes it and says so.
-	var unvouched string
-	if m := tt.inFlight; m != nil && tt.stories0[m.StoryID].Passes {
-		unvouched = m.StoryID
-	}
+	unvouched := tt.unvouched()
 	stories := map[string]prd.Status{}
 	for _, s := range f.Stories {
 		st := s.Status()
@@ -406,6 +400,17 @@ func (tt *torture) check(started bool) {
 		t.Fatal(err)
 	}
 	tt.entries, tt.stories0, tt.inFlight, tt.temps, tt.torn = entries, stories, m, tt.tempFiles(), torn
+}
+
+// unvouched is the story that passed while its iteration was in flight at
+// the last check (the kill fell between the verdict's save and its entry),
+// or "": no entry vouches for the pass, and the next start un-passes it
+// and says so.
+func (tt *torture) unvouched() string {
+	if m := tt.inFlight; m != nil && tt.stories0[m.StoryID].Passes {
+		return m.StoryID
+	}
+	return ""
 }
 
 func sameEntry(a, b progress.Entry) bool {

@@ -38,16 +38,18 @@ type Ledger struct {
 // new one free for a second ralph, whose recovery would then kill the first
 // one's agent. Nothing replaces the directory the ledger is in.
 func Open(path string) (*Ledger, error) {
-	dir, err := readbuf.Open(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", filepath.Dir(path), bare(err))
+	dirPath := filepath.Dir(path)
+	dir, err := readbuf.Open(dirPath)
+	if err == nil {
+		if err = flock.Lock(dir, false); err != nil {
+			dir.Close()
+		}
 	}
-	if err := flock.Lock(dir, false); err != nil {
-		dir.Close()
+	if err != nil {
 		if errors.Is(err, flock.ErrLocked) {
 			err = ErrLocked
 		}
-		return nil, fmt.Errorf("lock %s: %w", dir.Name(), err)
+		return nil, fmt.Errorf("lock %s: %w", dirPath, bare(err))
 	}
 	f, err := openAppend(path)
 	if err != nil {

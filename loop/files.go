@@ -167,8 +167,8 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 }
 
 // guard undoes the agent's changes to protected files and puts back the
-// test files it deleted, each finding a line for the ledger, and says whether the project's
-// files changed at all (for the stall breaker).
+// test files it deleted, each finding a line for the ledger, and says
+// whether the project's files changed at all (for the stall breaker).
 func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, changed bool, err error) {
 	g := o.Config.Guard
 	files, err := o.projectFiles(ctx)

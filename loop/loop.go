@@ -955,10 +955,10 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 
 // baseline runs the story's baseline checks before its first attempt and
 // records them in the entry; for later attempts it finds them in the
-// ledger. What the checks change of prd.json, the ledger and the protected
+// ledger. What the checks change of the three files and the protected
 // files is undone as after any checks (see guardChecks): the snapshot the
-// agent's guard compares with is taken after them. f is prd.json as the iteration read
-// it.
+// agent's guard compares with is taken after them. f is prd.json as the
+// iteration read it.
 func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
 	o := it.o
 	var cs []checks.Check
@@ -975,12 +975,11 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	// retake it over the agent's own changes. Nor may a story that has
 	// entries and no baseline: it was lost (an older ralph, killed during
 	// the first attempt, kept it in no marker), or a baseline check came
-	// after the first attempt. Such a story
-	// has no known failures. prd.json tells a story that ran from a new
-	// one even when its entries are further back than the ledger is read:
-	// attempts or answers, not notes, which people write before a story
-	// ever runs (isNew counts them, for the previous attempt of a story
-	// unblocked by hand).
+	// after the first attempt. Such a story has no known failures.
+	// prd.json tells a story that ran from a new one even when its entries
+	// are further back than the ledger is read: attempts or answers, not
+	// notes, which people write before a story ever runs (isNew counts
+	// them, for the previous attempt of a story unblocked by hand).
 	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
 	if err != nil || ran || story.Attempts > 0 || len(story.Answers) > 0 {
 		return b, err

@@ -395,33 +395,36 @@ func decodeJSON(data []byte) (any, error) {
 
 // undoTampering puts back in cur, prd.json after the agent ran, what the
 // agent may not change of orig, prd.json before: the running story's
-// status, checks and answers, any story's passing, any story. It says what
-// it put back, a phrase a change. Anything else is kept, as it may be a
-// person's.
+// status and answers, any story's checks and passing, any story. It says
+// what it put back, a phrase a change. Anything else is kept, as it may be
+// a person's. Another story's checks are the judge's as much as the
+// running story's: an agent that weakened them now would have that story
+// pass on less later.
 func undoTampering(orig, cur *prd.File, storyID string) []string {
 	var changes []string
 	for i, was := range orig.Stories {
 		now := cur.Story(was.ID)
-		switch {
-		case now == nil:
+		if now == nil {
 			changes = append(changes, "removed story "+was.ID)
 			cur.Stories = slices.Insert(cur.Stories, min(i, len(cur.Stories)), was)
-		case was.ID == storyID:
-			if now.Status() != was.Status() {
-				changes = append(changes, "changed the status of "+was.ID)
-				now.SetStatus(was.Status())
-			}
-			if !slices.Equal(now.Checks, was.Checks) {
-				changes = append(changes, "changed the checks of "+was.ID)
-				now.Checks = was.Checks
-			}
-			if !slices.Equal(now.Answers, was.Answers) {
-				changes = append(changes, "changed the answers of "+was.ID)
-				now.Answers = was.Answers
-			}
-		case now.Passes && !was.Passes:
+			continue
+		}
+		running := was.ID == storyID
+		switch {
+		case running && now.Status() != was.Status():
+			changes = append(changes, "changed the status of "+was.ID)
+			now.SetStatus(was.Status())
+		case !running && now.Passes && !was.Passes:
 			changes = append(changes, "marked "+was.ID+" as passing")
 			now.SetStatus(was.Status())
+		}
+		if !slices.Equal(now.Checks, was.Checks) {
+			changes = append(changes, "changed the checks of "+was.ID)
+			now.Checks = was.Checks
+		}
+		if running && !slices.Equal(now.Answers, was.Answers) {
+			changes = append(changes, "changed the answers of "+was.ID)
+			now.Answers = was.Answers
 		}
 	}
 	return changes

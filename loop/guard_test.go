@@ -23,16 +23,20 @@ func TestUndoTampering(t *testing.T) {
 	orig := parse(`{"project": "P", "userStories": [
 		{"id": "A", "title": "a", "passes": false, "checks": ["make a"]},
 		{"id": "B", "title": "b", "passes": false},
-		{"id": "C", "title": "c", "passes": false, "attempts": 2}]}`)
+		{"id": "C", "title": "c", "passes": false, "attempts": 2},
+		{"id": "E", "title": "e", "passes": false, "checks": ["make e", "make lint"]}]}`)
 	// The agent, on story A: marks it passing and drops its check, marks
-	// C passing, removes B; a person adds D and notes on C.
+	// C passing and gives it a check of its own, removes B, drops a check
+	// of E's; a person adds D and notes on C.
 	cur := parse(`{"project": "P", "userStories": [
 		{"id": "A", "title": "a", "passes": true},
-		{"id": "C", "title": "c", "passes": true, "attempts": 2, "notes": "mine"},
-		{"id": "D", "title": "d", "passes": false}]}`)
+		{"id": "C", "title": "c", "passes": true, "attempts": 2, "notes": "mine", "checks": ["true"]},
+		{"id": "D", "title": "d", "passes": false, "checks": ["make d"]},
+		{"id": "E", "title": "e", "passes": false, "checks": ["make lint"]}]}`)
 
 	got := undoTampering(orig, cur, "A")
-	want := []string{"changed the status of A", "changed the checks of A", "removed story B", "marked C as passing"}
+	want := []string{"changed the status of A", "changed the checks of A", "removed story B", "marked C as passing",
+		"changed the checks of C", "changed the checks of E"}
 	if !slices.Equal(got, want) {
 		t.Errorf("undoTampering said %q, want %q", got, want)
 	}
@@ -40,14 +44,20 @@ func TestUndoTampering(t *testing.T) {
 	for _, s := range cur.Stories {
 		ids = append(ids, s.ID)
 	}
-	if want := []string{"A", "B", "C", "D"}; !slices.Equal(ids, want) {
+	if want := []string{"A", "B", "C", "D", "E"}; !slices.Equal(ids, want) {
 		t.Errorf("stories after = %q, want %q (B back where it was)", ids, want)
 	}
 	if a := cur.Story("A"); a.Passes || !slices.Equal(a.Checks, []string{"make a"}) {
 		t.Errorf("A after = passes %v, checks %q; want as before", a.Passes, a.Checks)
 	}
-	if c := cur.Story("C"); c.Passes || c.Attempts != 2 || c.Notes != "mine" {
-		t.Errorf("C after = passes %v, attempts %d, notes %q; want its status back and the note kept", c.Passes, c.Attempts, c.Notes)
+	if c := cur.Story("C"); c.Passes || c.Attempts != 2 || c.Notes != "mine" || len(c.Checks) != 0 {
+		t.Errorf("C after = passes %v, attempts %d, notes %q, checks %q; want its status and checks back and the note kept", c.Passes, c.Attempts, c.Notes, c.Checks)
+	}
+	if d := cur.Story("D"); !slices.Equal(d.Checks, []string{"make d"}) {
+		t.Errorf("D after = checks %q; want a new story's checks kept", d.Checks)
+	}
+	if e := cur.Story("E"); !slices.Equal(e.Checks, []string{"make e", "make lint"}) {
+		t.Errorf("E after = checks %q; want them back", e.Checks)
 	}
 	if err := cur.Validate("prd.json"); err != nil {
 		t.Errorf("the file after does not validate: %v", err)

@@ -45,12 +45,12 @@ type Result struct {
 // Options say where and how checks run.
 type Options struct {
 	Dir       string
-	Env       []string         // the complete environment; nil: ralph's own
-	TailBytes int              // 0: DefaultTailBytes
-	Parallel  int              // max concurrent checks; 0: all at once
-	Grace     time.Duration    // SIGINT → SIGKILL delay; 0: 5s
-	Done      func(Result)     // optional: called as each check ends, one call at a time
-	Now       func() time.Time // for Duration; nil: time.Now
+	Env       []string          // the complete environment; nil: ralph's own
+	TailBytes int               // 0: DefaultTailBytes
+	Parallel  int               // max concurrent checks; 0: all at once
+	Grace     time.Duration     // SIGINT → SIGKILL delay; 0: 5s
+	Done      func(int, Result) // optional: called with i and its result as cs[i] ends, one call at a time
+	Now       func() time.Time  // for Duration; nil: time.Now
 	// Redact, when set, is applied to each check's kept output
 	// (Result.Output) to keep ralph's secrets out of it, from any
 	// goroutine.
@@ -76,17 +76,17 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 	if parallel <= 0 || parallel > len(cs) {
 		parallel = len(cs)
 	}
+	results := make([]Result, len(cs))
 	var progress sync.Mutex
-	report := func(r Result) {
+	report := func(i int) {
 		if o.Done == nil {
 			return
 		}
 		progress.Lock()
 		defer progress.Unlock()
-		o.Done(r)
+		o.Done(i, results[i])
 	}
 
-	results := make([]Result, len(cs))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	// Checks start in the order of cs, so that Parallel: 1 runs them one
@@ -97,11 +97,11 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 			wg.Go(func() {
 				defer func() { <-slots }()
 				results[i] = runOne(ctx, i, c, o)
-				report(results[i])
+				report(i)
 			})
 		case <-ctx.Done():
 			results[i] = Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, ctx.Err())}
-			report(results[i])
+			report(i)
 		}
 	}
 	wg.Wait()

@@ -194,7 +194,7 @@ func TestOrder(t *testing.T) {
 	}
 	var progress syncBuffer
 	o := options(t)
-	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	o.Done = func(_ int, r Result) { fmt.Fprintln(&progress, r.Summary()) }
 	rs := Run(context.Background(), cs, o)
 	var names, outputs []string
 	for _, r := range rs {
@@ -219,7 +219,7 @@ func TestProgress(t *testing.T) {
 	var progress syncBuffer
 	o := options(t)
 	o.Parallel = 1 // lines in order
-	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	o.Done = func(_ int, r Result) { fmt.Fprintln(&progress, r.Summary()) }
 	o.Now = func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
@@ -249,7 +249,7 @@ func TestStartError(t *testing.T) {
 	o := options(t)
 	o.Dir = filepath.Join(o.Dir, "missing")
 	var progress syncBuffer
-	o.Done = func(r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	o.Done = func(_ int, r Result) { fmt.Fprintln(&progress, r.Summary()) }
 	r := Run(context.Background(), []Check{{Name: "test", Run: "true"}}, o)[0]
 	if r.Err == nil || r.Passed || r.ExitCode != -1 {
 		t.Errorf("err %v, passed %v, exit %d; want an error, false, -1", r.Err, r.Passed, r.ExitCode)

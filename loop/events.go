@@ -24,6 +24,7 @@ type Event struct {
 	Note         string     `json:"note,omitempty"`
 	Check        string     `json:"check,omitempty"`
 	Passed       *bool      `json:"passed,omitempty"`
+	Known        bool       `json:"known,omitempty"`
 	Status       string     `json:"status,omitempty"`
 	Excerpt      string     `json:"excerpt,omitempty"`
 	Outcome      string     `json:"outcome,omitempty"`

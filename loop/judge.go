@@ -133,6 +133,7 @@ type Verdict struct {
 type Evidence struct {
 	Claim          Claim
 	FailedRequired []string // names of required checks that failed
+	Known          []string // names of checks that failed as in the story's baseline
 	Tampered       bool
 	Stopped        string // why the agent was stopped, if it was
 	Attempt        int    // this attempt's number, from 1
@@ -169,6 +170,10 @@ func judge(e Evidence) Verdict {
 		return Verdict{Outcome: Retry, Reason: reason}
 	case !e.Claim.Done:
 		return Verdict{Outcome: Retry, Reason: "the agent did not claim done"}
+	}
+	if len(e.Known) > 0 {
+		return Verdict{Outcome: Done, Reason: "claimed done and every required check passes, but for " +
+			strings.Join(e.Known, ", ") + ", which failed as in the baseline"}
 	}
 	return Verdict{Outcome: Done, Reason: "claimed done and every required check passes"}
 }

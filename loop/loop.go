@@ -607,6 +607,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	v := Judge(Evidence{
 		Claim:          claim,
 		FailedRequired: failed,
+		Known:          knownFailures(e.Checks),
 		Tampered:       len(e.Tampered) > 0,
 		Stopped:        stopped,
 		Attempt:        attempt,
@@ -740,6 +741,11 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	}
 	opts := o.checkOptions(it.entry.Iteration, it.entry.StoryID)
 	watched := o.watchFailures(cs, &opts)
+	// A failure as in the story's baseline does not count against it.
+	known := func(i int, r checks.Result) bool {
+		return !r.Passed && r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+	}
+	opts.Done = func(i int, r checks.Result) { o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known(i, r)) }
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
 	var failed []string
@@ -762,7 +768,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				}
 				it.outputs[r.Name] = r.Output
 			}
-			c.Known = r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+			c.Known = known(i, r)
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -774,6 +780,17 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		it.entry.Tampered = append(it.entry.Tampered, t)
 	}
 	return failed
+}
+
+// knownFailures names the checks that failed as in the story's baseline.
+func knownFailures(cs []progress.Check) []string {
+	var names []string
+	for _, c := range cs {
+		if c.Known {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // fewerTests is the other half of the test ratchet: a check that reports
@@ -832,15 +849,22 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 		// Before anything cuts or normalises the output: a secret cut in
 		// two is past recognising, and its first part would be kept.
 		Redact: o.secrets().Cut, // the output kept may be the end of a longer one
-		Done: func(r checks.Result) {
-			ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
-				Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
-			if !r.Passed && r.Err == nil {
-				ev.Excerpt = checks.Excerpt(r.Output, narratedLines)
-			}
-			o.emit(ev)
-		},
+		Done:   func(_ int, r checks.Result) { o.narrateCheck(iteration, storyID, r, false) },
 	}
+}
+
+// narrateCheck says how a check ended, with the tail of a failure's
+// output; known is a failure as in the story's baseline.
+func (o *Options) narrateCheck(iteration int, storyID string, r checks.Result, known bool) {
+	ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
+		Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary(), Known: known}
+	if known {
+		ev.Message += ", as in the baseline: it does not count"
+	}
+	if !r.Passed && r.Err == nil {
+		ev.Excerpt = checks.Excerpt(r.Output, narratedLines)
+	}
+	o.emit(ev)
 }
 
 // narratedLines is how much of a failing check's output the narration shows.
@@ -985,7 +1009,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 		return b, err
 	}
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
-	opts.Done = func(r checks.Result) {
+	opts.Done = func(_ int, r checks.Result) {
 		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,
 			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})

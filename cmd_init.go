@@ -29,6 +29,17 @@ func initCommand() *cli.Command {
 				{prdFile, examplePRD(filepath.Base(dir)), "an example story: replace it with yours"},
 				{progressFile, progressHead, "the head: write what every iteration should know"},
 			}
+			// Something else in a file's place is bad input: nothing is
+			// written, so that init never leaves half a project behind.
+			var notFiles []error
+			for _, f := range files {
+				if info, err := os.Stat(filepath.Join(dir, f.name)); err == nil && !info.Mode().IsRegular() {
+					notFiles = append(notFiles, fmt.Errorf("%s is %s, not a file: move it away and run `ralph init` again", f.name, kindOf(info.Mode())))
+				}
+			}
+			if len(notFiles) > 0 {
+				return &usageError{err: errors.Join(notFiles...)}
+			}
 			for _, f := range files {
 				created, err := createNew(filepath.Join(dir, f.name), f.text)
 				if err != nil {
@@ -66,6 +77,21 @@ func createNew(path, text string) (bool, error) {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return true, nil
+}
+
+// kindOf names what a file that is not a regular one is.
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // detectedCheck is a check guessed from a file the repository holds.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/loop"
 )
@@ -206,6 +207,10 @@ func exitCode(err error) int {
 		}
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.Is(err, readbuf.ErrNotRegular), errors.Is(err, syscall.EISDIR):
+		// A directory or a named pipe where ralph reads one of its files
+		// is bad input, as a broken file is.
+		return exitUsage
 	}
 	// errChecksFailed and errNothingNext among them.
 	return exitRuntime

@@ -38,15 +38,19 @@ func Open(path string) (*os.File, error) {
 
 // OpenFile is Open for a file to be read to its end: it returns the file's
 // information too, and refuses one whose reading may never end (a named
-// pipe, a device, a socket) with ErrNotRegular. A directory is opened, to
-// fail when it is read.
+// pipe, a device, a socket) with ErrNotRegular, and a directory with
+// syscall.EISDIR, as a read of it would.
 func OpenFile(path string) (*os.File, fs.FileInfo, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	info, err := f.Stat()
-	if err == nil && info.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+	switch {
+	case err != nil:
+	case info.IsDir():
+		err = &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case info.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0:
 		err = &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
 	}
 	if err != nil {

@@ -25,8 +25,21 @@ func TestReadFileRefusesPipe(t *testing.T) {
 		}
 		t.Errorf("OpenFile of a named pipe: %v, want %v", err, ErrNotRegular)
 	}
-	// A directory opens (Open locks directories), and fails when read.
-	if _, err := ReadFile(nil, filepath.Dir(path)); err == nil || errors.Is(err, ErrNotRegular) {
-		t.Errorf("ReadFile of a directory: %v, want a read error", err)
+	// A directory opens (Open locks directories), and is refused by
+	// OpenFile as a read of it would be: callers take EISDIR for bad input.
+	dir := filepath.Dir(path)
+	if f, err := Open(dir); err != nil {
+		t.Errorf("Open of a directory: %v", err)
+	} else {
+		f.Close()
+	}
+	if _, err := ReadFile(nil, dir); !errors.Is(err, syscall.EISDIR) || errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFile of a directory: %v, want %v", err, syscall.EISDIR)
+	}
+	if f, _, err := OpenFile(dir); !errors.Is(err, syscall.EISDIR) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("OpenFile of a directory: %v, want %v", err, syscall.EISDIR)
 	}
 }

@@ -175,45 +175,49 @@ func fileEnd(path string, at int64) (int64, []byte, error) {
 	return size, buf, nil
 }
 
-// Who the guard names as having made a change it undoes: the agent, or the
+// Who the guard names as having made a change it undoes: the agent; the
 // checks after it, which run the project's code, tests the agent wrote
-// included.
+// included; or git in ralph's commits, which runs the programs its
+// configuration names (a clean filter, a signing program), and the agent
+// can write that configuration.
 const (
 	byAgent  = "the agent"
 	byChecks = "the checks"
+	byGit    = "a program git ran"
 )
 
-// guardChecks undoes what the checks changed of the three files and the
-// protected files that the agent may not change either: a test can write
-// files as well as the agent that wrote it, and a check whose script
-// changed under it proves nothing. That holds for harness.toml too, which
-// the loop reads again before the next iteration: a test that rewrote its
-// checks would pass the story then. read is prd.json as the guard left it
-// for the judge. The project's other files are left alone: they cost a
-// listing to compare, and are the agent's to change anyway.
-func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (*prd.File, []string, error) {
-	tampered, err := s.guardPlaces(o, byChecks)
+// guardAfter undoes what who, the checks or git after the agent, changed
+// of the three files and the protected files that the agent may not change
+// either: a test can write files as well as the agent that wrote it, and a
+// check whose script changed under it proves nothing. That holds for
+// harness.toml too, which the loop reads again before the next iteration:
+// a test that rewrote its checks would pass the story then. read is
+// prd.json as the guard left it for the judge, if known. The project's
+// other files are left alone: they cost a listing to compare, and are the
+// agent's to change anyway.
+func (s snapshot) guardAfter(o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string) (*prd.File, []string, error) {
+	tampered, err := s.guardPlaces(o, who)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, more, err := s.guardPRD(o, read, storyID, byChecks)
+	f, more, err := s.guardPRD(o, read, storyID, who)
 	if err != nil {
 		return nil, nil, err
 	}
 	tampered = append(tampered, more...)
-	found, err := s.files.guardProtected(o, byChecks)
+	found, err := s.files.guardProtected(o, who)
 	if err != nil {
 		return nil, nil, err
 	}
 	tampered = append(tampered, found...)
-	note, err := s.guardHarness(o, byChecks)
+	note, err := s.guardHarness(o, who)
 	if err != nil {
 		return nil, nil, err
 	}
 	if note != "" {
 		tampered = append(tampered, note)
 	}
-	note, err = s.guardProgress(o, ledger, byChecks)
+	note, err = s.guardProgress(o, ledger, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -221,6 +225,19 @@ func (s snapshot) guardChecks(o *Options, ledger *progress.Ledger, read *prd.Fil
 		tampered = append(tampered, note)
 	}
 	return f, tampered, nil
+}
+
+// guardGit undoes what the programs git ran in ralph's commit changed of
+// the three files and the protected files, s being them before it, and
+// warns of each: a clean filter, say, could mark stories passing after
+// their verdicts. storyID is the iteration's story, if any. It returns the
+// lines for the ledger.
+func (s snapshot) guardGit(o *Options, ledger *progress.Ledger, storyID string) ([]string, error) {
+	_, undone, err := s.guardAfter(o, ledger, nil, storyID, byGit)
+	for _, t := range undone {
+		o.warn("%s", t)
+	}
+	return undone, err
 }
 
 // guarded is what the guard leaves for the judge.
@@ -321,7 +338,7 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*pr
 	after, err := readbuf.ReadFile(b.now, path)
 	b.now = after
 	unchanged := err == nil && bytes.Equal(s.prd, after)
-	if unchanged && read.ParsedFrom(s.prd) {
+	if unchanged && read != nil && read.ParsedFrom(s.prd) {
 		return read, nil, nil
 	}
 	orig, perr := prd.Parse(s.prd, PRDFile)

@@ -180,8 +180,17 @@ func Run(ctx context.Context, o Options) (err error) {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
-		if _, err := o.commit(context.WithoutCancel(ctx), ProgressFile, msg); err != nil {
+		ctx := context.WithoutCancel(ctx)
+		before, err := takeSnapshot(ctx, &o, false)
+		if err != nil {
 			o.warn("commit of %s: %v", ProgressFile, err)
+			return
+		}
+		if _, err := o.commit(ctx, ProgressFile, msg); err != nil {
+			o.warn("commit of %s: %v", ProgressFile, err)
+		}
+		if _, err := before.guardGit(&o, ledger, ""); err != nil {
+			o.warn("%v", err)
 		}
 	}()
 	retries := 0 // problems in a row, for the backoff
@@ -482,6 +491,9 @@ type iteration struct {
 	// outputs are the failed checks' kept outputs, by name, for the
 	// fingerprint: the entry keeps only their last lines.
 	outputs map[string]string
+	// files are the protected files as they must stay, from the snapshot
+	// before the agent ran: the guard of ralph's commit compares with them.
+	files fileSnapshot
 }
 
 func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
@@ -533,6 +545,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		}
 		return it.failed(err)
 	}
+	it.files = snap.files
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
 	o.killOrphans(byAgent)
 	if err != nil {
@@ -587,7 +600,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 
 	failed := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
 	if len(e.Checks) > 0 {
-		judged, tampered, err := snap.guardChecks(o, it.ledger, g.prd, story.ID)
+		judged, tampered, err := snap.guardAfter(o, it.ledger, g.prd, story.ID, byChecks)
 		if err != nil {
 			return it.failed(err)
 		}
@@ -980,7 +993,7 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 // baseline runs the story's baseline checks before its first attempt and
 // records them in the entry; for later attempts it finds them in the
 // ledger. What the checks change of the three files and the protected
-// files is undone as after any checks (see guardChecks): the snapshot the
+// files is undone as after any checks (see guardAfter): the snapshot the
 // agent's guard compares with is taken after them. f is prd.json as the
 // iteration read it.
 func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
@@ -1016,14 +1029,14 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	}
 	// The protected files too: what the checks change of them would
 	// otherwise be what the agent's guard protects.
-	before, err := takeSnapshot(ctx, o, false) // guardChecks puts back no test file
+	before, err := takeSnapshot(ctx, o, false) // guardAfter puts back no test file
 	if err != nil {
 		return nil, err
 	}
 	watched := o.watchFailures(cs, &opts)
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
-	_, tampered, err := before.guardChecks(o, it.ledger, f, story.ID)
+	_, tampered, err := before.guardAfter(o, it.ledger, f, story.ID, byChecks)
 	if err != nil {
 		return nil, err
 	}
@@ -1121,6 +1134,13 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		// As in the ledger: git refuses a message with a NUL in it, and
 		// the agent's summary may hold anything.
 		msg = progress.Clean(msg)
+		// The three files as the verdict left them, into the buffers of
+		// the iteration's snapshot, which is done with.
+		before, err := takeState(o)
+		if err != nil {
+			return errors.Join(err, it.appendEntry())
+		}
+		before.files = it.files
 		id, err := o.commit(context.WithoutCancel(ctx), ".", msg)
 		switch {
 		case err != nil:
@@ -1132,6 +1152,11 @@ func (it *iteration) record(ctx context.Context, message string) error {
 			it.entry.Commit = id
 			o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
 				Message: "committed " + id})
+		}
+		undone, err := before.guardGit(o, it.ledger, it.entry.StoryID)
+		it.entry.Tampered = append(it.entry.Tampered, undone...)
+		if err != nil {
+			return errors.Join(err, it.appendEntry())
 		}
 	}
 	return it.appendEntry()

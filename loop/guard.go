@@ -227,13 +227,29 @@ func (s snapshot) guardAfter(o *Options, ledger *progress.Ledger, read *prd.File
 	return f, tampered, nil
 }
 
-// guardGit undoes what the programs git ran in ralph's commit changed of
-// the three files and the protected files, s being them before it, and
-// warns of each: a clean filter, say, could mark stories passing after
-// their verdicts. storyID is the iteration's story, if any. It returns the
-// lines for the ledger.
-func (s snapshot) guardGit(o *Options, ledger *progress.Ledger, storyID string) ([]string, error) {
-	_, undone, err := s.guardAfter(o, ledger, nil, storyID, byGit)
+// underGit runs fn, which runs git, and undoes what the programs git ran
+// (a clean filter, a signing program: the agent can name them in git's
+// configuration) changed of the three files and the protected files,
+// warning of each: a clean filter could mark stories passing after their
+// verdicts, say. files are the protected files as they must stay; nil
+// takes them as they are now. storyID is the iteration's story, if any.
+// It returns the lines for the ledger.
+func (o *Options) underGit(ctx context.Context, ledger *progress.Ledger, files *fileSnapshot, storyID string, fn func()) ([]string, error) {
+	var before snapshot
+	var err error
+	if files != nil {
+		// Into the buffers of the iteration's snapshot, which is done
+		// with by the time ralph commits.
+		before, err = takeState(o)
+		before.files = *files
+	} else {
+		before, err = takeSnapshot(ctx, o, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fn()
+	_, undone, err := before.guardAfter(o, ledger, nil, storyID, byGit)
 	for _, t := range undone {
 		o.warn("%s", t)
 	}

@@ -164,8 +164,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	// git.commit is read again in every iteration: a hot reload may
 	// change it.
 	committing := func() bool { return o.Config.Commit && o.gitTree(ctx) }
-	if committing() && gitDirty(ctx, o.Dir) {
-		o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
+	if committing() {
+		// git status runs the programs git's configuration names too.
+		dirty := false
+		if _, err := o.underGit(ctx, ledger, nil, "", func() { dirty = gitDirty(ctx, o.Dir) }); err != nil {
+			return err
+		}
+		if dirty {
+			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
+		}
 	}
 	// Each iteration's commit carries the ledger up to the entry before its
 	// own (an entry names its commit, so it cannot be in it); the last entry
@@ -181,16 +188,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
 		ctx := context.WithoutCancel(ctx)
-		before, err := takeSnapshot(ctx, &o, false)
-		if err != nil {
+		var cerr error
+		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(ctx, ProgressFile, msg) })
+		if err := errors.Join(cerr, err); err != nil {
 			o.warn("commit of %s: %v", ProgressFile, err)
-			return
-		}
-		if _, err := o.commit(ctx, ProgressFile, msg); err != nil {
-			o.warn("commit of %s: %v", ProgressFile, err)
-		}
-		if _, err := before.guardGit(&o, ledger, ""); err != nil {
-			o.warn("%v", err)
 		}
 	}()
 	retries := 0 // problems in a row, for the backoff
@@ -1134,17 +1135,14 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		// As in the ledger: git refuses a message with a NUL in it, and
 		// the agent's summary may hold anything.
 		msg = progress.Clean(msg)
-		// The three files as the verdict left them, into the buffers of
-		// the iteration's snapshot, which is done with.
-		before, err := takeState(o)
-		if err != nil {
-			return errors.Join(err, it.appendEntry())
-		}
-		before.files = it.files
-		id, err := o.commit(context.WithoutCancel(ctx), ".", msg)
+		var id string
+		var cerr error
+		undone, err := o.underGit(ctx, it.ledger, &it.files, it.entry.StoryID, func() {
+			id, cerr = o.commit(context.WithoutCancel(ctx), ".", msg)
+		})
 		switch {
-		case err != nil:
-			o.warn("%v (the changes stay in the work tree)", err)
+		case cerr != nil:
+			o.warn("%v (the changes stay in the work tree)", cerr)
 			it.entry.Commit = "none (commit failed)"
 		case id == "":
 			it.entry.Commit = "none (no changes)"
@@ -1153,7 +1151,6 @@ func (it *iteration) record(ctx context.Context, message string) error {
 			o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
 				Message: "committed " + id})
 		}
-		undone, err := before.guardGit(o, it.ledger, it.entry.StoryID)
 		it.entry.Tampered = append(it.entry.Tampered, undone...)
 		if err != nil {
 			return errors.Join(err, it.appendEntry())

@@ -358,17 +358,24 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*pr
 		return read, nil, nil
 	}
 	orig, perr := prd.Parse(s.prd, PRDFile)
-	if perr != nil {
-		return nil, nil, &InputError{Err: perr}
-	}
-	if unchanged {
-		return orig, nil, nil
-	}
 	restoreAll := func(what string) (*prd.File, []string, error) {
 		if err := atomicfile.Write(path, s.prd, 0o644); err != nil {
 			return nil, nil, err
 		}
 		return orig, []string{fmt.Sprintf("%s: %s %s; ralph restored the file", PRDFile, who, what)}, nil
+	}
+	switch {
+	case perr != nil && read == nil:
+		// Broken before git ran (by a person, while the loop waited):
+		// it can only go back to what it was.
+		if unchanged {
+			return nil, nil, nil
+		}
+		return restoreAll("changed it")
+	case perr != nil:
+		return nil, nil, &InputError{Err: perr}
+	case unchanged:
+		return orig, nil, nil
 	}
 	if err != nil {
 		return restoreAll("removed it or made it unreadable")

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,5 +139,36 @@ func TestTakeFilesTests(t *testing.T) {
 		if _, ok := s.tests["a_test.go"]; ok != tests || len(s.protected) != 1 {
 			t.Errorf("takeFiles(tests %t): test file kept %t, %d protected; want %t, 1", tests, ok, len(s.protected), tests)
 		}
+	}
+}
+
+// TestGuardPRDBrokenBefore: a prd.json already broken before git ran (a
+// person's edit while the loop waited) is no error for git's guard: left
+// as it is when git did not touch it, put back when git did.
+func TestGuardPRDBrokenBefore(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, PRDFile)
+	broken := []byte(`{"userStories": [`)
+	if err := os.WriteFile(path, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Dir: dir, Out: io.Discard}
+	s := snapshot{prd: slices.Clone(broken)}
+	if _, found, err := s.guardPRD(o, nil, "", byGit); err != nil || len(found) != 0 {
+		t.Errorf("guardPRD of an untouched broken file = %q, %v; want nothing, no error", found, err)
+	}
+	if err := os.WriteFile(path, []byte(`{"userStories": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, found, err := s.guardPRD(o, nil, "", byGit)
+	if want := []string{"prd.json: a program git ran changed it; ralph restored the file"}; err != nil || !slices.Equal(found, want) {
+		t.Errorf("guardPRD of a changed broken file = %q, %v; want %q", found, err, want)
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(broken) {
+		t.Errorf("prd.json after = %q, want %q back", now, broken)
+	}
+	// The agent's guard and the checks' still take it for bad input.
+	if _, _, err := s.guardPRD(o, &prd.File{}, "", byChecks); !errors.As(err, new(*InputError)) {
+		t.Errorf("guardPRD for the checks = %v, want an InputError", err)
 	}
 }

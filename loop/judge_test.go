@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/progress"
 )
 
 func TestParseClaim(t *testing.T) {
@@ -71,5 +74,19 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Judge(%+v) = %+v, want outcome %s", tt.e, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestKnownFailures: the verdict names the required checks that failed as
+// in the baseline, not the optional ones, which never count.
+func TestKnownFailures(t *testing.T) {
+	cs := []progress.Check{
+		{Name: "unit", Known: true},
+		{Name: "lint", Known: true, Optional: true},
+		{Name: "vet"},
+		{Name: "e2e", Passed: true},
+	}
+	if got, want := knownFailures(cs), []string{"unit"}; !slices.Equal(got, want) {
+		t.Errorf("knownFailures = %q, want %q", got, want)
 	}
 }

@@ -190,8 +190,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		ctx := context.WithoutCancel(ctx)
 		var cerr error
 		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(ctx, ProgressFile, msg) })
-		if err := errors.Join(cerr, err); err != nil {
-			o.warn("commit of %s: %v", ProgressFile, err)
+		if cerr != nil {
+			o.warn("commit of %s: %v", ProgressFile, cerr)
+		}
+		if err != nil {
+			o.warn("%v", err)
 		}
 	}()
 	retries := 0 // problems in a row, for the backoff
@@ -796,11 +799,12 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	return failed
 }
 
-// knownFailures names the checks that failed as in the story's baseline.
+// knownFailures names the required checks that failed as in the story's
+// baseline.
 func knownFailures(cs []progress.Check) []string {
 	var names []string
 	for _, c := range cs {
-		if c.Known {
+		if c.Known && !c.Optional {
 			names = append(names, c.Name)
 		}
 	}
@@ -1137,10 +1141,14 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		msg = progress.Clean(msg)
 		var id string
 		var cerr error
+		ran := false
 		undone, err := o.underGit(ctx, it.ledger, &it.files, it.entry.StoryID, func() {
+			ran = true
 			id, cerr = o.commit(context.WithoutCancel(ctx), ".", msg)
 		})
 		switch {
+		case !ran:
+			it.entry.Commit = "none (not tried: ralph could not read its files first)"
 		case cerr != nil:
 			o.warn("%v (the changes stay in the work tree)", cerr)
 			it.entry.Commit = "none (commit failed)"

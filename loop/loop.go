@@ -758,11 +758,13 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	}
 	opts := o.checkOptions(it.entry.Iteration, it.entry.StoryID)
 	watched := o.watchFailures(cs, &opts)
-	// A failure as in the story's baseline does not count against it.
-	known := func(i int, r checks.Result) bool {
-		return !r.Passed && r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+	// A failure as in the story's baseline does not count against it. It
+	// is told as each check ends, for the narration; Run reports them all.
+	known := make([]bool, len(cs))
+	opts.Done = func(i int, r checks.Result) {
+		known[i] = !r.Passed && r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+		o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known[i])
 	}
-	opts.Done = func(i int, r checks.Result) { o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known(i, r)) }
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
 	var failed []string
@@ -785,7 +787,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				}
 				it.outputs[r.Name] = r.Output
 			}
-			c.Known = known(i, r)
+			c.Known = known[i]
 			if r.Required && !c.Known {
 				failed = append(failed, r.Name)
 			}
@@ -1139,26 +1141,21 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		// As in the ledger: git refuses a message with a NUL in it, and
 		// the agent's summary may hold anything.
 		msg = progress.Clean(msg)
-		var id string
-		var cerr error
-		ran := false
+		// An entry with no commit line is one whose commit was not tried.
 		undone, err := o.underGit(ctx, it.ledger, &it.files, it.entry.StoryID, func() {
-			ran = true
-			id, cerr = o.commit(context.WithoutCancel(ctx), ".", msg)
+			id, err := o.commit(context.WithoutCancel(ctx), ".", msg)
+			switch {
+			case err != nil:
+				o.warn("%v (the changes stay in the work tree)", err)
+				it.entry.Commit = "none (commit failed)"
+			case id == "":
+				it.entry.Commit = "none (no changes)"
+			default:
+				it.entry.Commit = id
+				o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
+					Message: "committed " + id})
+			}
 		})
-		switch {
-		case !ran:
-			it.entry.Commit = "none (not tried: ralph could not read its files first)"
-		case cerr != nil:
-			o.warn("%v (the changes stay in the work tree)", cerr)
-			it.entry.Commit = "none (commit failed)"
-		case id == "":
-			it.entry.Commit = "none (no changes)"
-		default:
-			it.entry.Commit = id
-			o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
-				Message: "committed " + id})
-		}
 		it.entry.Tampered = append(it.entry.Tampered, undone...)
 		if err != nil {
 			return errors.Join(err, it.appendEntry())

@@ -757,12 +757,16 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		return nil
 	}
 	opts := o.checkOptions(it.entry.Iteration, it.entry.StoryID)
-	watched := o.watchFailures(cs, &opts)
+	// Only a check that failed in the story's baseline can fail as it
+	// did then.
+	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool {
+		return c.Baseline && slices.ContainsFunc(baseline, func(b progress.Check) bool { return b.Name == c.Name && !b.Passed })
+	})
 	// A failure as in the story's baseline does not count against it. It
 	// is told as each check ends, for the narration; Run reports them all.
 	known := make([]bool, len(cs))
 	opts.Done = func(i int, r checks.Result) {
-		known[i] = !r.Passed && r.Baseline && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+		known[i] = watched[i] != nil && !r.Passed && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
 		o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known[i])
 	}
 	results := checks.Run(ctx, cs, opts)
@@ -1040,7 +1044,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	if err != nil {
 		return nil, err
 	}
-	watched := o.watchFailures(cs, &opts)
+	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool { return c.Baseline })
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
 	_, tampered, err := before.guardAfter(o, it.ledger, f, story.ID, byChecks)

@@ -56,24 +56,21 @@ var (
 	tmpRE    = lazyre.New(`/tmp/[^\s:]*`)
 )
 
-// failureLines are the first few lines of a check's output that say what
-// failed, normalised so that the same failure reads the same every time.
-// At most limit lines are taken (0: all of them).
-func failureLines(out string, limit int) []string {
+// failureLines are the lines of a check's output that say what failed, or
+// its last lines when none does, normalised so that the same failure reads
+// the same every time.
+func failureLines(out string) []string {
 	var picked []string
 	lines := strings.Split(out, "\n")
 	for _, l := range lines {
 		if errorLineRE().MatchString(l) {
 			picked = append(picked, normalise(l))
-			if len(picked) == limit {
-				return picked
-			}
 		}
 	}
 	if len(picked) > 0 {
 		return picked
 	}
-	for i := len(lines) - 1; i >= 0 && (limit == 0 || len(picked) < limit); i-- {
+	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			picked = append(picked, normalise(l))
 		}
@@ -81,18 +78,18 @@ func failureLines(out string, limit int) []string {
 	return picked
 }
 
-// distinctFailures is failureLines without repeats, the first limit of
-// them: what a baseline keeps and what a later run is compared with. An
-// output that repeats a known failure line many times cannot push a new
-// one past the window.
-func distinctFailures(out string, limit int) []string {
+// distinctFailures is failureLines without repeats, the first
+// maxBaselineLines of them: what a baseline keeps and what a later run is
+// compared with. An output that repeats a known failure line many times
+// cannot push a new one past the window.
+func distinctFailures(out string) []string {
 	var picked []string
 	seen := map[string]bool{}
-	for _, l := range failureLines(out, 0) {
+	for _, l := range failureLines(out) {
 		if !seen[l] {
 			seen[l] = true
 			picked = append(picked, l)
-			if len(picked) == limit {
+			if len(picked) == maxBaselineLines {
 				break
 			}
 		}
@@ -179,27 +176,24 @@ func asciiFold(b []byte, lower string) bool {
 }
 
 // failures returns the distinct failure lines read, or, when there were
-// none (or c is nil: nothing was read), those distinctFailures finds in
-// out, the tail kept of the same output (its last lines, when none says
-// what failed).
+// none, those distinctFailures finds in out, the tail kept of the same
+// output (its last lines, when none says what failed).
 func (c *failureCollector) failures(out string) []string {
-	if c == nil {
-		return distinctFailures(out, maxBaselineLines)
-	}
 	c.split.Flush()
 	if len(c.picked) > 0 {
 		return c.picked
 	}
-	return distinctFailures(out, maxBaselineLines)
+	return distinctFailures(out)
 }
 
 // watchFailures sets opts to collect the failure lines of the whole output
-// of each of cs that is compared with a baseline; the result has their
-// collectors by index, nil for the others.
-func (o *Options) watchFailures(cs []checks.Check, opts *checks.Options) []*failureCollector {
+// of each of cs that watch says is compared with a baseline; the result
+// has their collectors by index, nil for the others. Reading an output
+// for them costs: a check whose baseline passed is not read.
+func (o *Options) watchFailures(cs []checks.Check, opts *checks.Options, watch func(checks.Check) bool) []*failureCollector {
 	watched := make([]*failureCollector, len(cs))
 	for i, c := range cs {
-		if c.Baseline {
+		if watch(c) {
 			watched[i] = newFailureCollector(o.secrets().String)
 		}
 	}
@@ -237,7 +231,7 @@ func fingerprint(e progress.Entry, outputs map[string]string, changed bool) stri
 		}
 		// The first lines say what failed; their number says how much,
 		// so an agent fixing one failure of many is not taken for stuck.
-		lines := failureLines(out, 0)
+		lines := failureLines(out)
 		fmt.Fprintf(h, "check %s: %d\n", c.Name, len(lines))
 		for _, l := range lines[:min(3, len(lines))] {
 			fmt.Fprintf(h, "  %s\n", l)
@@ -311,7 +305,7 @@ func knownFailure(baseline []progress.Check, name string, now []string) bool {
 		if b.Name != name || b.Passed {
 			continue
 		}
-		before := failureLines(b.Excerpt, 0)
+		before := failureLines(b.Excerpt)
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}

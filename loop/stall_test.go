@@ -64,12 +64,12 @@ func TestFailureLines(t *testing.T) {
 		"error[E0308]: mismatched types",
 		"FAILED tests/test_x.py::test_y - assert 1 == 2",
 	} {
-		if got := failureLines("ok\n"+line+"\nok\n", 0); len(got) != 1 {
+		if got := failureLines("ok\n" + line + "\nok\n"); len(got) != 1 {
 			t.Errorf("failureLines of %q = %q, want the line", line, got)
 		}
 	}
 	for _, line := range []string{"reading stderr", "failover to the replica", "ok  example.com/x 0.01s"} {
-		if got := failureLines("--- FAIL: TestX\n"+line, 0); len(got) != 1 {
+		if got := failureLines("--- FAIL: TestX\n" + line); len(got) != 1 {
 			t.Errorf("failureLines picked %q: %q", line, got)
 		}
 	}
@@ -107,7 +107,7 @@ func TestFailureCollector(t *testing.T) {
 		"",
 	}
 	for _, out := range outputs {
-		want := distinctFailures(out, maxBaselineLines)
+		want := distinctFailures(out)
 		for _, chunk := range []int{1, 3, 64, len(out) + 1} {
 			if got := collect(out, chunk); !slices.Equal(got, want) {
 				t.Errorf("collect(%q) in writes of %d = %q, want %q", out, chunk, got, want)
@@ -155,7 +155,7 @@ func TestKnownFailureEdges(t *testing.T) {
 		fmt.Fprintf(&many, "--- FAIL: TestLegacy%c%c\n", 'a'+i/26, 'a'+i%26)
 	}
 	out := many.String()
-	kept := []progress.Check{{Name: "unit", Excerpt: strings.Join(failureLines(out, maxBaselineLines), "\n")}}
+	kept := []progress.Check{{Name: "unit", Excerpt: strings.Join(distinctFailures(out), "\n")}}
 	if !known(kept, "unit", out) {
 		t.Errorf("a failure of %d lines is not known against its own baseline", maxBaselineLines+50)
 	}

@@ -196,6 +196,14 @@ const (
 // other files are left alone: they cost a listing to compare, and are the
 // agent's to change anyway.
 func (s snapshot) guardAfter(o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string) (*prd.File, []string, error) {
+	return s.guardWith(o, ledger, read, storyID, who, func() ([]string, error) { return s.files.guardProtected(o, who) })
+}
+
+// guardWith is the guards' one order: the three files' places, prd.json,
+// the project's files (by files, which differs from the agent's guard to
+// the others'), harness.toml, progress.txt. It returns prd.json as the
+// judge must read it and a line for each change undone.
+func (s snapshot) guardWith(o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string, files func() ([]string, error)) (*prd.File, []string, error) {
 	tampered, err := s.guardPlaces(o, who)
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +213,7 @@ func (s snapshot) guardAfter(o *Options, ledger *progress.Ledger, read *prd.File
 		return nil, nil, err
 	}
 	tampered = append(tampered, more...)
-	found, err := s.files.guardProtected(o, who)
+	found, err := files()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,35 +281,12 @@ type guarded struct {
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
-	tampered, err := s.guardPlaces(o, byAgent)
-	if err != nil {
-		return guarded{}, err
-	}
-	f, more, err := s.guardPRD(o, read, storyID, byAgent)
-	if err != nil {
-		return guarded{}, err
-	}
-	tampered = append(tampered, more...)
-	found, changed, err := s.files.guard(ctx, o)
-	if err != nil {
-		return guarded{}, err
-	}
-	tampered = append(tampered, found...)
-	note, err := s.guardHarness(o, byAgent)
-	if err != nil {
-		return guarded{}, err
-	}
-	if note != "" {
-		tampered = append(tampered, note)
-	}
-	note, err = s.guardProgress(o, ledger, byAgent)
-	if err != nil {
-		return guarded{}, err
-	}
-	if note != "" {
-		tampered = append(tampered, note)
-	}
-	return guarded{prd: f, tampered: tampered, changed: changed}, nil
+	var changed bool
+	f, tampered, err := s.guardWith(o, ledger, read, storyID, byAgent, func() (found []string, err error) {
+		found, changed, err = s.files.guard(ctx, o)
+		return found, err
+	})
+	return guarded{prd: f, tampered: tampered, changed: changed}, err
 }
 
 // guardHarness puts harness.toml back as it was when who began, if who

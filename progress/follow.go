@@ -57,7 +57,7 @@ func NewFollower(path string, after int) (*Follower, error) {
 // fn for each entry completed meanwhile, oldest first, stopping at fn's
 // first error.
 func (fl *Follower) Poll(fn func(Entry) error) error {
-	f, _, err := readbuf.OpenFile(fl.path)
+	f, st, err := readbuf.OpenFile(fl.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		fl.off, fl.skip, fl.file = 0, false, nil
 		return nil
@@ -66,10 +66,6 @@ func (fl *Follower) Poll(fn func(Entry) error) error {
 		return fmt.Errorf("read %s: %w", fl.path, bare(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read %s: %w", fl.path, bare(err))
-	}
 	reread := (fl.file != nil && !os.SameFile(fl.file, st)) || st.Size() < fl.off
 	if reread {
 		fl.off, fl.skip = 0, false

@@ -94,10 +94,7 @@ func hasChildren() bool {
 }
 
 // groupExists reports whether any process is left in the group pgid.
-func groupExists(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+func groupExists(pgid int) bool { return exists(-pgid) }
 
 // reapGroup reaps the children of this process in the group pgid that have
 // exited, without waiting for the others.

@@ -107,6 +107,8 @@ func processGroup(pid int) (int, error) {
 	return st.pgrp, err
 }
 
+// exists reports whether pid names a process (a process group, when
+// negative), whoever's it is.
 func exists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)

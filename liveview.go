@@ -193,20 +193,28 @@ func (v *liveView) event(ev loop.Event) {
 	}
 }
 
-// isTerminal reports whether f is a terminal.
+// isTerminal reports whether f is a terminal: a device that answers a
+// terminal's request for its size. Being a character device is not enough:
+// /dev/null is one.
 func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	_, ok := columns(f)
+	return ok
 }
 
 // terminalWidth returns the width of the terminal on f, or 80.
 func terminalWidth(f *os.File) func() int {
 	return func() int {
-		var ws struct{ rows, cols, x, y uint16 }
-		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
-		if errno != 0 || ws.cols == 0 {
-			return 80
+		if cols, ok := columns(f); ok && cols > 0 {
+			return cols
 		}
-		return int(ws.cols)
+		return 80
 	}
+}
+
+// columns asks the terminal on f for its width; ok is false when f is no
+// terminal.
+func columns(f *os.File) (cols int, ok bool) {
+	var ws struct{ rows, cols, x, y uint16 }
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+	return int(ws.cols), errno == 0
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +62,41 @@ func TestLiveView(t *testing.T) {
 	v.draw()
 	if got := term.String(); got != "\r\x1b[K\x1b[7mralph ▸ iteration …\x1b[0m" {
 		t.Fatalf("narrow, coloured: %q", got)
+	}
+}
+
+// TestIsTerminal: only a terminal gets the live view. /dev/null is a
+// character device too, where `ralph loop >/dev/null` and benchmarks send
+// the output: drawing a status line there is work for nothing.
+func TestIsTerminal(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, f := range []*os.File{devNull, file, w} {
+		if isTerminal(f) {
+			t.Errorf("isTerminal(%s) = true", f.Name())
+		}
+	}
+	// The master side of a pseudo-terminal is a terminal.
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to try: %v", err)
+	}
+	defer ptmx.Close()
+	if !isTerminal(ptmx) {
+		t.Errorf("isTerminal(/dev/ptmx) = false")
 	}
 }

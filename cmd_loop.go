@@ -103,14 +103,14 @@ func loopAction(c *cli.Context, e env) error {
 		}
 		// On a terminal, a status line stays under the output; into a
 		// pipe or a file, the lines are plain.
-		if !o.JSON && c.App.Writer == os.Stdout && isTerminal(os.Stdout) {
-			view := newLiveView(os.Stdout, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
+		if !o.JSON && fileOf(c.App.Writer) == os.Stdout && isTerminal(os.Stdout) {
+			view := newLiveView(c.App.Writer, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
 			defer view.close()
 			o.Out, o.OnEvent = view.writer(o.Out), view.event
 			// stderr goes through the view only when it is a terminal
 			// too (the same one, in practice): into a file or a pipe,
 			// it cannot disturb the screen.
-			if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
+			if fileOf(c.App.ErrWriter) == os.Stderr && isTerminal(os.Stderr) {
 				o.Err = view.writer(o.Err)
 			}
 		}

@@ -57,6 +57,7 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
+	stdout, stderr = newOutlet(stdout), newOutlet(stderr)
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(context.Background(), args)
 	code := exitCode(err)
@@ -93,7 +94,12 @@ func printJSON(w io.Writer, v any, indent bool) error {
 // reaches (a lock another process holds).
 func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		ctx, stop := signalContext(c.Context)
+		// A reader that stopped reading must not keep ralph from
+		// stopping (see outlet).
+		ctx, stop := signalContext(c.Context, func() {
+			stopOutput(c.App.Writer)
+			stopOutput(c.App.ErrWriter)
+		})
 		defer stop()
 		c.Context = ctx
 		return action(c)
@@ -101,20 +107,22 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 }
 
 // signalContext returns a child of parent that the first signal cancels,
-// as stopsOnSignal says, and the function that stops taking signals.
-func signalContext(parent context.Context) (context.Context, func()) {
+// as stopsOnSignal says, after calling first, and the function that stops
+// taking signals.
+func signalContext(parent context.Context, first func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
-		for first := true; ; first = false {
+		for n := 1; ; n++ {
 			select {
 			case <-sigs:
 			case <-done:
 				return
 			}
-			if first {
+			if n == 1 {
+				first()
 				cancel()
 			} else {
 				proc.KillAll()

@@ -10,11 +10,11 @@ import (
 // often, which lets a gigabyte of output through in about half the time.
 const pipeSize = 1 << 20
 
-// growPipe asks the kernel for a pipeSize buffer for the pipe whose read
-// end is r. A refusal (a lower /proc/sys/fs/pipe-max-size) is no error: the
+// GrowPipe asks the kernel for a pipeSize buffer for the pipe that r is an
+// end of. A refusal (a lower /proc/sys/fs/pipe-max-size) is no error: the
 // pipe works as it is, only slower. It uses SyscallConn rather than Fd,
-// which would make r blocking and its read deadlines void.
-func growPipe(r *os.File) {
+// which would make r blocking and its deadlines void.
+func GrowPipe(r *os.File) {
 	if c, err := r.SyscallConn(); err == nil {
 		c.Control(func(fd uintptr) {
 			syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)

@@ -33,7 +33,7 @@ const DefaultGrace = 5 * time.Second
 
 // chunkSize is how much of a pipe is read at a time: output flows through
 // fixed-size buffers and is never held whole. Larger reads mean fewer system
-// calls for an agent that prints a lot (see growPipe).
+// calls for an agent that prints a lot (see GrowPipe).
 const chunkSize = 128 << 10
 
 // Config describes a child to start.
@@ -140,7 +140,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		growPipe(r)
+		GrowPipe(r)
 		parentEnds = append(parentEnds, r)
 		childEnds = append(childEnds, cw)
 		readers = append(readers, r)

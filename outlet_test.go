@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestOutletKeepsOutput: through an outlet, a reader that reads gets every
+// byte in order, also once ralph is stopping: only a write that stays
+// blocked is given up.
+func TestOutletKeepsOutput(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := newOutlet(w)
+	if _, ok := out.(*outlet); !ok {
+		t.Fatalf("newOutlet(a pipe) = %T, want an outlet", out)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- b
+	}()
+	var want bytes.Buffer
+	for i := range 2000 {
+		if i == 1000 {
+			stopOutput(out)
+		}
+		line := fmt.Sprintf("line %d of the output\n", i)
+		want.WriteString(line)
+		if n, err := out.Write([]byte(line)); n != len(line) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	w.Close()
+	if b := <-got; !bytes.Equal(b, want.Bytes()) {
+		t.Errorf("the reader got %d bytes, want %d in order", len(b), want.Len())
+	}
+}
+
+// TestOutletOnlyWhereNeeded: a regular file, /dev/null or a writer that is
+// no file never stall; they are written to as they are.
+func TestOutletOnlyWhereNeeded(t *testing.T) {
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	var buf bytes.Buffer
+	for _, w := range []io.Writer{file, devNull, &buf} {
+		if got := newOutlet(w); got != w {
+			t.Errorf("newOutlet(%T) = %T, want the writer itself", w, got)
+		}
+		if fileOf(w) != w {
+			t.Errorf("fileOf(%T) is not the writer itself", w)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if fileOf(newOutlet(w)) != w {
+		t.Errorf("fileOf(an outlet) is not its file")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,7 +229,7 @@ func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
 	var found []string
 	for name, st := range s.protected {
 		path := filepath.Join(o.Dir, name)
-		if st.unchanged(path) {
+		if inDirs(o.Dir, name) && st.unchanged(path) {
 			continue
 		}
 		what := "changed"
@@ -257,7 +258,7 @@ func putBack(o *Options, name string, st fileState, what string) (string, error)
 	}
 	path := filepath.Join(o.Dir, name)
 	dir := filepath.Dir(path)
-	if err := clearDirs(o.Dir, filepath.Dir(filepath.FromSlash(name))); err != nil {
+	if err := clearDirs(o.Dir, name); err != nil {
 		return "", fmt.Errorf("restore %s: %w", name, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -296,27 +297,50 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 }
 
 // clearDirs takes away what is in place of a directory on the way from
-// root to its directory rel: a guarded file's directories were directories
+// root to the file name: a guarded file's directories were directories
 // when it was listed (a listing never enters a link), so a link there (to
 // anywhere, outside the project too) or a file is the agent's.
-func clearDirs(root, rel string) error {
-	p := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if part == "." {
-			return nil
-		}
-		p = filepath.Join(p, part)
-		info, err := os.Lstat(p)
+func clearDirs(root, name string) error {
+	for dir := range dirsOf(root, name) {
+		info, err := os.Lstat(dir)
 		if err != nil {
 			return nil // missing from here on: MkdirAll makes the rest
 		}
 		if !info.IsDir() {
-			if err := os.Remove(p); err != nil {
+			if err := os.Remove(dir); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// inDirs reports whether the way from root to the file name goes through
+// directories only. A file read the same through a link in place of one
+// of them has changed all the same: it may be a copy outside the project,
+// where the next listing does not look.
+func inDirs(root, name string) bool {
+	for dir := range dirsOf(root, name) {
+		if info, err := os.Lstat(dir); err != nil || !info.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// dirsOf yields the directories on the way from root to the file name,
+// relative and slash-separated, outermost first.
+func dirsOf(root, name string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		dir := root
+		parts := strings.Split(name, "/")
+		for _, part := range parts[:len(parts)-1] {
+			dir = filepath.Join(dir, part)
+			if !yield(dir) {
+				return
+			}
+		}
+	}
 }
 
 // fileInfo is a file of the project: its name, relative and slash-separated,

@@ -128,8 +128,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	// story that counts this attempt may have been judged. But the agent
 	// can write prd.json as well as ralph can, attempts included, and then
 	// kill ralph before its guard looks: a story passing with no entry to
-	// say why is not believed, whoever marked it. (ralph killed between its
-	// save and its entry costs the story one more attempt.)
+	// say why is not believed, whoever marked it. Undone, the pass leaves
+	// an interrupted iteration, which counts no attempt: a story on its
+	// last attempt would otherwise fail without another run. (ralph killed
+	// between its save and its entry costs the story that run again.)
 	err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		s := f.Story(m.StoryID)
 		if s == nil {
@@ -137,13 +139,13 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		}
 		e.StoryTitle = s.Title
 		switch {
-		case s.Passes && s.Attempts < m.Attempt:
-			s.Passes = false
-			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing during the iteration, with no verdict; ralph undid that", PRDFile, m.StoryID))
-			return nil
 		case s.Passes:
-			s.Passes = false
-			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote", PRDFile, m.StoryID))
+			what := "was marked passing during the iteration, with no verdict; ralph undid that"
+			if s.Attempts >= m.Attempt {
+				what = "was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote"
+			}
+			s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
+			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s %s", PRDFile, m.StoryID, what))
 			return nil
 		case s.Attempts >= m.Attempt:
 			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"

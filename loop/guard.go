@@ -339,7 +339,9 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*pr
 	after, err := readbuf.ReadFile(b.now, path)
 	b.now = after
 	unchanged := err == nil && bytes.Equal(s.prd, after)
-	if unchanged && read != nil && read.ParsedFrom(s.prd) {
+	// Around git (read is nil), nobody asks for the file: an unchanged
+	// one is not parsed.
+	if unchanged && (read == nil || read.ParsedFrom(s.prd)) {
 		return read, nil, nil
 	}
 	orig, perr := prd.Parse(s.prd, PRDFile)
@@ -353,9 +355,6 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*pr
 	case perr != nil && read == nil:
 		// Broken before git ran (by a person, while the loop waited):
 		// it can only go back to what it was.
-		if unchanged {
-			return nil, nil, nil
-		}
 		return restoreAll("changed it")
 	case perr != nil:
 		return nil, nil, &InputError{Err: perr}

@@ -53,8 +53,8 @@ func newOutlet(w io.Writer) io.Writer {
 		return w
 	}
 	if info.Mode()&os.ModeNamedPipe != 0 {
-		// Fewer, larger writes: a reader of ralph's output (a pager, tee,
-		// a script) is woken far less often.
+		// ralph waits less often for the reader of its output (a pager,
+		// tee, a script), which reads more at a time.
 		proc.GrowPipe(f)
 	}
 	o := &outlet{f: f, todo: make(chan []byte), done: make(chan error), stopping: make(chan struct{})}

@@ -11,13 +11,17 @@ import (
 const pipeSize = 1 << 20
 
 // GrowPipe asks the kernel for a pipeSize buffer for the pipe that r is an
-// end of. A refusal (a lower /proc/sys/fs/pipe-max-size) is no error: the
-// pipe works as it is, only slower. It uses SyscallConn rather than Fd,
-// which would make r blocking and its deadlines void.
+// end of, unless it has one as large already (a pipe of someone else's may
+// have been made larger). A refusal (a lower /proc/sys/fs/pipe-max-size) is
+// no error: the pipe works as it is, only slower. It uses SyscallConn
+// rather than Fd, which would make r blocking and its deadlines void.
 func GrowPipe(r *os.File) {
 	if c, err := r.SyscallConn(); err == nil {
 		c.Control(func(fd uintptr) {
-			syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
+			size, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETPIPE_SZ, 0)
+			if errno == 0 && size < pipeSize {
+				syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
+			}
 		})
 	}
 }

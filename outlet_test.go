@@ -28,15 +28,21 @@ func TestOutletKeepsOutput(t *testing.T) {
 		got <- b
 	}()
 	var want bytes.Buffer
+	write := func(p []byte) {
+		want.Write(p)
+		if n, err := out.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
 	for i := range 2000 {
 		if i == 1000 {
 			stopOutput(out)
 		}
-		line := fmt.Sprintf("line %d of the output\n", i)
-		want.WriteString(line)
-		if n, err := out.Write([]byte(line)); n != len(line) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
+		write(fmt.Appendf(nil, "line %d of the output\n", i))
+	}
+	// More than the pipe holds: writes wait for the reader, briefly.
+	for i := range 64 {
+		write(bytes.Repeat([]byte{'a' + byte(i%26)}, 64<<10))
 	}
 	w.Close()
 	if b := <-got; !bytes.Equal(b, want.Bytes()) {

@@ -269,12 +269,16 @@ wait:
 // searching $PATH for a bare name, or as a path relative to dir (where the
 // agent starts) when it contains a slash. It returns a *NotFoundError.
 func Find(prog, dir string) error {
-	var err error
+	path := prog
 	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
-		_, err = exec.LookPath(filepath.Join(dir, prog))
-	} else {
-		_, err = exec.LookPath(prog)
+		// Join cleans "./x" in "." down to "x", which LookPath would
+		// look for in $PATH.
+		path = filepath.Join(dir, prog)
+		if !strings.Contains(path, "/") {
+			path = "./" + path
+		}
 	}
+	_, err := exec.LookPath(path)
 	if err != nil {
 		return &NotFoundError{Program: prog, Err: err}
 	}

@@ -441,3 +441,24 @@ func TestPromptArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestFindRelativeDir: a program given as "./name" is looked for in dir
+// even when dir is itself relative, never in $PATH.
+func TestFindRelativeDir(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "agent.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Chdir(t.TempDir())
+	if err := Find("./agent.sh", "."); err == nil {
+		t.Error(`Find("./agent.sh", ".") found the agent in $PATH, want a *NotFoundError`)
+	}
+	if err := os.WriteFile("agent.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(bin, "agent.sh"))
+	if err := Find("./agent.sh", "."); err != nil {
+		t.Errorf(`Find("./agent.sh", ".") = %v, want it found in the directory`, err)
+	}
+}

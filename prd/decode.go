@@ -310,7 +310,14 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 	d := &decoder{text: t, name: name}
 	f := d.file(skipSpace(data, 0))
 	if len(d.errs) > 0 {
-		// Checking the meaning of a file of the wrong shape would only add noise.
+		// The meaning is checked too, so that every problem is told at
+		// once, unless the list of stories itself is of the wrong shape:
+		// the stories' places would be wrong, and every message noise.
+		if f != nil && !d.misshapen {
+			if err := f.validateAround(name, d.hasStories, d.mistyped); err != nil {
+				d.errs = append(d.errs, err)
+			}
+		}
 		return nil, errors.Join(d.errs...)
 	}
 	if err := f.validate(name, d.hasStories); err != nil {
@@ -326,6 +333,11 @@ type decoder struct {
 	name       string
 	errs       []error
 	hasStories bool // the file has a userStories member that is not null
+	// misshapen says that an error is about the list of stories itself
+	// (userStories is not an array, or one of its elements not an object);
+	// mistyped holds the members of stories that had one.
+	misshapen bool
+	mistyped  map[member]bool
 	// path is the JSON path of the value being decoded, for messages: it
 	// is kept as a stack and spelt out only when there is an error.
 	path []step
@@ -363,8 +375,25 @@ func (d *decoder) pathString() string {
 	return b.String()
 }
 
+// member is a member of a story: the story's index and the member's key.
+type member struct {
+	story int
+	key   string
+}
+
 // errorf records an error about the value at offset off, at the current path.
 func (d *decoder) errorf(off int, format string, args ...any) {
+	if len(d.path) > 0 && d.path[0].key == "userStories" {
+		switch {
+		case len(d.path) <= 2:
+			d.misshapen = true
+		default:
+			if d.mistyped == nil {
+				d.mistyped = map[member]bool{}
+			}
+			d.mistyped[member{d.path[1].index, d.path[2].key}] = true
+		}
+	}
 	msg := fmt.Sprintf(format, args...)
 	if path := d.pathString(); path != "" {
 		msg = path + ": " + msg

@@ -324,6 +324,24 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: dependsOn cycle: B -> C -> B\nprd.json: dependsOn cycle: A -> B -> A",
 		},
 		{
+			name: "type errors and what the rest means",
+			data: `{"userStories": [
+				{"id": "A", "title": "a", "passes": "yes", "dependsOn": ["Q"]},
+				{"id": "A", "title": 7}]}`,
+			want: `prd.json:2:41: userStories[0].passes: want a boolean, got string
+prd.json:3:26: userStories[1].title: want a string, got number
+prd.json: userStories[1]: duplicate id "A" (first at userStories[0])
+prd.json: userStories[0]: dependsOn names unknown story "Q"`,
+		},
+		{
+			name: "a mistyped id: nothing said of it, or of dependencies",
+			data: `{"userStories": [
+				{"id": 5, "title": "c", "dependsOn": ["5"]},
+				{"id": "D", "title": "d", "dependsOn": ["D"]}]}`,
+			want: `prd.json:2:12: userStories[0].id: want a string, got number
+prd.json: D: dependsOn names the story itself`,
+		},
+		{
 			name: "all problems at once",
 			data: `{"userStories": [
 				{"id": "A", "dependsOn": ["B", "A", "Q"], "checks": [""]},

@@ -16,6 +16,15 @@ import (
 // It looks each id and each dependency up once: a file of ten thousand
 // stories is validated whenever it is read.
 func (f *File) validate(name string, listed bool) error {
+	return f.validateAround(name, listed, nil)
+}
+
+// validateAround is validate for a file whose stories' members in mistyped
+// were of the wrong type (and read as absent): what they would say about
+// those members is left out, as the type errors say it already. A story
+// whose id is one of them might be the one another story depends on, so no
+// dependency is called unknown then.
+func (f *File) validateAround(name string, listed bool, mistyped map[member]bool) error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
@@ -58,6 +67,7 @@ func (f *File) validate(name string, listed bool) error {
 	for i, s := range f.Stories {
 		idErr := CheckID(s.ID)
 		switch {
+		case s.ID == "" && mistyped[member{i, "id"}]:
 		case s.ID == "":
 			add("%s: missing id", storyName(i))
 		case idErr != nil:
@@ -65,7 +75,7 @@ func (f *File) validate(name string, listed bool) error {
 		case dups[s.ID] && first[s.ID] != i:
 			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
 		}
-		if s.Title == "" {
+		if s.Title == "" && !mistyped[member{i, "title"}] {
 			add("%s: missing title", storyName(i))
 		}
 		if s.Attempts < 0 {
@@ -82,9 +92,14 @@ func (f *File) validate(name string, listed bool) error {
 	// here); story i's are deps[ends[i-1]:ends[i]].
 	var deps []int
 	ends := make([]int, len(f.Stories))
+	idsKnown := true
+	for m := range mistyped {
+		idsKnown = idsKnown && m.key != "id"
+	}
 	for i, s := range f.Stories {
 		for _, id := range s.DependsOn {
 			switch j, known := first[id]; {
+			case !known && !idsKnown:
 			case !known:
 				add("%s: dependsOn names unknown story %q", storyName(i), id)
 			case id == s.ID:

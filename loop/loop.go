@@ -534,15 +534,26 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// would lose it. Its excerpts were redacted when it was taken.
 	mark := progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC(),
 		Baseline: it.entry.Baseline}
+	// prd.json's lock is held from the marker to the snapshot: a `ralph
+	// task` edit, which looks for the marker under that lock, either finds
+	// the story running and refuses, or is in the snapshot. Without the
+	// file there is nothing to edit; the snapshot says so.
+	unlock, err := prd.Lock(o.path(PRDFile))
+	if err != nil {
+		unlock = func() {}
+	}
 	if err := it.ledger.Begin(mark); err != nil {
+		unlock()
 		return err
 	}
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	if err := it.syncs.Err(); err != nil {
+		unlock()
 		return it.failed(err)
 	}
 	snap, err := takeSnapshot(ctx, o, true)
+	unlock()
 	if err != nil {
 		if ctx.Err() != nil {
 			return it.interrupted()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
 )
 
 // This file holds the edits of `ralph task`. Each goes through prd.Update,
@@ -30,6 +31,23 @@ func edit(dir string, fn func(f *prd.File) error) error {
 		return o.prdError(err)
 	}
 	return err
+}
+
+// notRunning returns an error when the story id is the one a loop running in
+// dir works on now: its status is the agent's to leave alone, and the
+// loop's guard would undo a change as the agent's (and count it against
+// the story). A story whose iteration a killed ralph left open may change.
+func notRunning(dir, id string) error {
+	o := Options{Dir: dir}
+	path := o.path(ProgressFile)
+	m, err := progress.InFlight(path)
+	if err != nil || m == nil || m.StoryID != id {
+		return err
+	}
+	if held, err := progress.Held(path); err != nil || !held {
+		return err
+	}
+	return fmt.Errorf("%s is being worked on now, in iteration %d of the ralph loop running in %s: change it once that iteration ends, or stop the loop first", id, m.Iteration, dir)
 }
 
 // story returns the story id of f, or an *InputError naming it.
@@ -150,6 +168,9 @@ func ResetStory(dir, id string) (before, after StoryDetail, err error) {
 			after = before
 			return prd.ErrUnchanged
 		}
+		if err := notRunning(dir, id); err != nil {
+			return err
+		}
 		s.Reset()
 		after = storyDetail(f, s)
 		return nil
@@ -174,6 +195,9 @@ func BlockStory(dir, id, question string) (replaced string, err error) {
 		replaced = s.Blocked
 		if replaced == question {
 			return prd.ErrUnchanged
+		}
+		if err := notRunning(dir, id); err != nil {
+			return err
 		}
 		s.Blocked = question
 		return nil

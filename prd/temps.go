@@ -13,7 +13,7 @@ import (
 // person's `ralph task` edit, say) is waited for, not cut short. Without the
 // file there is no save to wait for.
 func RemoveTemps(path string) ([]string, error) {
-	unlock, err := lockFile(path)
+	unlock, err := Lock(path)
 	switch {
 	case err == nil:
 		defer unlock()

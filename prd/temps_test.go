@@ -23,7 +23,7 @@ func TestRemoveTempsWaitsForUpdate(t *testing.T) {
 	if err := os.WriteFile(temp, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockFile(path)
+	unlock, err := Lock(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +74,14 @@ func TestLockFileFollowsSave(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockFile(path)
+	unlock, err := Lock(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error)
 	release := make(chan struct{})
 	go func() {
-		unlock, err := lockFile(path)
+		unlock, err := Lock(path)
 		got <- err
 		if err == nil {
 			<-release
@@ -90,7 +90,7 @@ func TestLockFileFollowsSave(t *testing.T) {
 	}()
 	select {
 	case err := <-got:
-		t.Fatalf("lockFile returned %v while the lock was held", err)
+		t.Fatalf("Lock returned %v while the lock was held", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	next := filepath.Join(dir, ".prd.json.tmp-1")

@@ -15,7 +15,7 @@ import (
 var ErrUnchanged = errors.New("unchanged")
 
 // Update reads the file at path, lets fn change it, and saves it, holding an
-// exclusive lock on the file meanwhile (see lockFile), so that a running
+// exclusive lock on the file meanwhile (see Lock), so that a running
 // loop and a person's `ralph task` edit never lose each other's changes. An
 // error from fn (other than ErrUnchanged) leaves the file as it was.
 //
@@ -25,7 +25,7 @@ var ErrUnchanged = errors.New("unchanged")
 // atomicfile.WriteQueued): the loop records a verdict and goes on while the
 // disk catches up.
 func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
-	unlock, err := lockFile(path)
+	unlock, err := Lock(path)
 	if err != nil {
 		return err
 	}
@@ -43,12 +43,12 @@ func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
 	return f.save(path, q)
 }
 
-// lockFile takes an exclusive lock on the file at path, waiting for it; the
-// function it returns releases it. Every save replaces the file, so the
+// Lock takes the exclusive lock Update holds on the file at path, waiting
+// for it; the function it returns releases it. Every save replaces the file, so the
 // lock may be won on a file that a save holding it has just replaced:
-// lockFile then locks the new one. (The directory is not locked: the loop
+// Lock then locks the new one. (The directory is not locked: the loop
 // holds that lock for its whole run, see progress.Open.)
-func lockFile(path string) (func(), error) {
+func Lock(path string) (func(), error) {
 	for {
 		f, err := readbuf.Open(path)
 		if err != nil {

@@ -59,6 +59,24 @@ func Open(path string) (*Ledger, error) {
 	return &Ledger{path: path, dir: dir, f: f}, nil
 }
 
+// Held reports whether a ralph holds the ledger at path open (see Open). It
+// takes the lock for an instant to find out, so it is for a command that
+// has reason to think a loop runs, not for polling.
+func Held(path string) (bool, error) {
+	dir, err := readbuf.Open(filepath.Dir(path))
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	switch err := flock.Lock(dir, false); {
+	case errors.Is(err, flock.ErrLocked):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return false, nil
+}
+
 // QueueSyncs makes the ledger queue the sync of each record on q (see
 // package durable) instead of syncing before Begin or Append returns. The
 // record is written, and survives ralph being killed, either way; it is on

@@ -43,7 +43,7 @@ func (s snapshot) guardLedger(o *Options, who string) (string, error) {
 		return "", nil
 	}
 	_, oldLedger := progress.SplitHead(s.progress)
-	newHead, newLedger := progress.SplitHead(now)
+	_, newLedger := progress.SplitHead(now)
 	var what string
 	switch {
 	case !bytes.HasPrefix(newLedger, oldLedger):
@@ -61,7 +61,7 @@ func (s snapshot) guardLedger(o *Options, who string) (string, error) {
 		return ProgressFile + ": " + who + " " + what, nil
 	}
 	// Otherwise the file is rebuilt: today's head, the ledger as it was.
-	restored := append(append([]byte{}, newHead...), oldLedger...)
+	restored := append(progress.HeadAround(now, oldLedger), oldLedger...)
 	if err := atomicfile.Write(path, restored, 0o644); err != nil {
 		return "", err
 	}

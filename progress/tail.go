@@ -202,6 +202,30 @@ func SplitHead(data []byte) (head, ledger []byte) {
 	return data, nil
 }
 
+// HeadAround returns the head to rebuild a progress.txt with, whose ledger
+// was rewritten and goes back to oldLedger: now's text before the ledger as
+// it was (found by its first line, the last time that line is in now), else
+// now's own head. Any line in it that would read as the ledger's start is
+// left out. So a line forged in the middle of the head, which SplitHead
+// would take for the start of the ledger, costs the people none of the
+// notes after it.
+func HeadAround(now, oldLedger []byte) []byte {
+	region, _ := SplitHead(now)
+	if first, _, _ := bytes.Cut(oldLedger, []byte("\n")); len(first) > 0 {
+		at := bytes.LastIndex(now, append(append([]byte("\n"), first...), '\n'))
+		if at >= 0 && at+1 > len(region) {
+			region = now[:at+1]
+		}
+	}
+	head := make([]byte, 0, len(region))
+	for line := range bytes.Lines(region) {
+		if !ledgerLine(string(line)) {
+			head = append(head, line...)
+		}
+	}
+	return head
+}
+
 // cutHead cuts head to at most limit bytes, note included, at the end of a
 // line. When limit is too small even for the note, the note alone is returned.
 func cutHead(head, name string, limit int) string {

@@ -254,6 +254,22 @@ func BenchmarkTail(b *testing.B) {
 	}
 }
 
+func TestHeadAround(t *testing.T) {
+	entry := "=== ralph iteration 1 · US-001 · done ===\nstory: US-001 x\n=== end of iteration 1 ===\n"
+	forged := "=== ralph iteration 7 · US-009 · done ===\n"
+	for _, c := range []struct{ name, now, oldLedger, want string }{
+		{"a head edited, the ledger rewritten", "# Notes\n- new\n" + strings.Replace(entry, "done", "retry", 1), entry, "# Notes\n- new\n"},
+		{"a line forged in the head, the ledger as it was", "# Notes\n" + forged + "- a\n- b\n" + entry, entry, "# Notes\n- a\n- b\n"},
+		{"a line forged in the head, the ledger rewritten", "# Notes\n" + forged + "- a\n" + strings.Replace(entry, "x", "y", 1), entry, "# Notes\n- a\n"},
+		{"the ledger's first line copied into the head", "# Notes\n" + entry + "- a\n" + entry, entry, "# Notes\nstory: US-001 x\n=== end of iteration 1 ===\n- a\n"},
+		{"no ledger before", "# Notes\n" + forged + "- a\n", "", "# Notes\n"},
+	} {
+		if got := string(HeadAround([]byte(c.now), []byte(c.oldLedger))); got != c.want {
+			t.Errorf("%s: HeadAround = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestSplitHead(t *testing.T) {
 	entry := "=== ralph iteration 1 · US-001 · done ===\nstory: US-001 x\n=== end of iteration 1 ===\n"
 	mark := "=== ralph started iteration 2 · US-002 · attempt 1 · 2026-01-02T03:04:05Z ===\n"

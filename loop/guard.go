@@ -441,6 +441,9 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 		case !running && now.Passes && !was.Passes:
 			changes = append(changes, "marked "+was.ID+" as passing")
 			now.SetStatus(was.Status())
+		case !running && !asTaskEdits(was.Status(), now.Status()):
+			changes = append(changes, "changed the status of "+was.ID)
+			now.SetStatus(was.Status())
 		}
 		if !slices.Equal(now.Checks, was.Checks) {
 			changes = append(changes, "changed the checks of "+was.ID)
@@ -452,6 +455,19 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 		}
 	}
 	return changes
+}
+
+// asTaskEdits reports whether a story's status could have gone from was to
+// now by a person's hand while the agent ran: unchanged, reset by `ralph
+// task reset`, or only its question set, replaced or answered (`ralph task
+// block`, `ralph task answer`, or by hand). Nobody but the judge fails a
+// story, counts its attempts or takes its pass away without a reset.
+func asTaskEdits(was, now prd.Status) bool {
+	if now == (prd.Status{}) {
+		return true
+	}
+	now.Blocked = was.Blocked
+	return now == was
 }
 
 // guardProgress removes what the agent appended to progress.txt: the ledger

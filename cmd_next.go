@@ -22,7 +22,7 @@ func nextCommand() *cli.Command {
 		OnUsageError: onUsageError,
 		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
-			r, err := loop.Next(dir)
+			r, err := loop.Next(previewOptions(dir))
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func statusCommand() *cli.Command {
 		OnUsageError: onUsageError,
 		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
-			r, err := loop.Status(dir)
+			r, err := loop.Status(previewOptions(dir))
 			if err != nil {
 				return err
 			}

@@ -131,7 +131,7 @@ func taskListCommand() *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: inDir(func(c *cli.Context, dir string) error {
-			l, err := loop.Tasks(dir)
+			l, err := loop.Tasks(previewOptions(dir))
 			if err != nil {
 				return err
 			}

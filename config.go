@@ -31,6 +31,14 @@ const (
 	progressFile = loop.ProgressFile
 )
 
+// previewOptions are the loop's options for a command that shows what the
+// loop would do but needs no harness.toml: its limits when it reads, none
+// otherwise.
+func previewOptions(dir string) loop.Options {
+	cfg, _ := loadHarness(dir)
+	return loop.Options{Dir: dir, Config: cfg}
+}
+
 // loadHarness reads and checks harness.toml in dir.
 func loadHarness(dir string) (loop.Config, error) {
 	path := filepath.Join(dir, harnessFile)

@@ -311,22 +311,13 @@ func (o *Options) killOrphans(who string) {
 // which happens when loop.max_attempts is lowered: without it, each would
 // get one attempt past the limit. It returns prd.json as it is then.
 func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
-	max := o.Config.Limits.MaxAttempts
-	spent := func(in *prd.File, s *prd.Story) bool {
-		return s.Attempts >= max && in.State(s) == prd.StateTodo
-	}
-	if !slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return spent(f, s) }) {
+	if !slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return o.spent(f, s) }) {
 		return f, nil
 	}
 	var failed []*prd.Story
 	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(cur *prd.File) error {
 		f = cur
-		for _, s := range cur.Stories {
-			if spent(cur, s) {
-				s.Failed = fmt.Sprintf("no attempts left: %d made, loop.max_attempts = %d", s.Attempts, max)
-				failed = append(failed, s)
-			}
-		}
+		failed = o.failSpentIn(cur)
 		if len(failed) == 0 {
 			return prd.ErrUnchanged
 		}
@@ -339,6 +330,27 @@ func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
 		o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
 	}
 	return f, nil
+}
+
+// failSpentIn fails, in f only, the stories that may run but have no
+// attempts left, and returns them. The commands that show what the loop
+// would do (next, prompt, status) see the stories as the loop will.
+func (o *Options) failSpentIn(f *prd.File) []*prd.Story {
+	var failed []*prd.Story
+	for _, s := range f.Stories {
+		if o.spent(f, s) {
+			s.Failed = fmt.Sprintf("no attempts left: %d made, loop.max_attempts = %d", s.Attempts, o.Config.Limits.MaxAttempts)
+			failed = append(failed, s)
+		}
+	}
+	return failed
+}
+
+// spent reports whether s may run but has no attempts left. Without
+// harness.toml's limits (max_attempts is at least 1), none is.
+func (o *Options) spent(f *prd.File, s *prd.Story) bool {
+	max := o.Config.Limits.MaxAttempts
+	return max > 0 && s.Attempts >= max && f.State(s) == prd.StateTodo
 }
 
 // noStory is why no story of f, which is not done, can run: a stall when

@@ -63,7 +63,7 @@ func BenchmarkStatus(b *testing.B) {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			dir := benchDir(b, n)
 			for b.Loop() {
-				r, err := loop.Status(dir)
+				r, err := loop.Status(loop.Options{Dir: dir})
 				if err != nil || r.Totals.Iterations != n {
 					b.Fatalf("Status: %d iterations, %v", r.Totals.Iterations, err)
 				}

@@ -54,13 +54,14 @@ type TaskList struct {
 	Next    string        `json:"next,omitempty"`
 }
 
-// Tasks reads prd.json, changing nothing.
-func Tasks(dir string) (TaskList, error) {
-	o := Options{Dir: dir}
+// Tasks reads prd.json, changing nothing. A story the loop will fail
+// without a run (no attempts left under o.Config's limits) shows as failed.
+func Tasks(o Options) (TaskList, error) {
 	f, err := o.loadPRD()
 	if err != nil {
 		return TaskList{}, err
 	}
+	o.failSpentIn(f)
 	l := TaskList{Project: f.Project, Stories: []StoryDetail{}, Total: len(f.Stories), Passing: countPassing(f)}
 	if next := f.Next(); next != nil {
 		l.Next = next.ID
@@ -86,13 +87,13 @@ type NextReport struct {
 }
 
 // Next reads prd.json and picks the story the next iteration would work
-// on, as the loop does, changing nothing.
-func Next(dir string) (NextReport, error) {
-	o := Options{Dir: dir}
+// on, as the loop does (with o.Config's limits), changing nothing.
+func Next(o Options) (NextReport, error) {
 	f, err := o.loadStories()
 	if err != nil {
 		return NextReport{}, err
 	}
+	o.failSpentIn(f)
 	var r NextReport
 	for _, s := range f.Stories {
 		if f.State(s) == prd.StateBlocked {

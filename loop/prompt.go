@@ -41,6 +41,7 @@ func NextPrompt(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	o.failSpentIn(f)
 	if f.Done() {
 		return "", nil
 	}

@@ -44,13 +44,14 @@ type StatusReport struct {
 	Totals  Totals        `json:"totals"`
 }
 
-// Status reads prd.json and the end of the ledger, changing nothing.
-func Status(dir string) (StatusReport, error) {
-	o := Options{Dir: dir}
+// Status reads prd.json and the end of the ledger, changing nothing. A
+// story the loop will fail without a run shows as failed, as in Tasks.
+func Status(o Options) (StatusReport, error) {
 	f, err := o.loadPRD()
 	if err != nil {
 		return StatusReport{}, err
 	}
+	o.failSpentIn(f)
 	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
 	if next := f.Next(); next != nil {
 		r.Next = next.ID

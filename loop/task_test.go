@@ -117,7 +117,7 @@ func TestTaskEdits(t *testing.T) {
 	if added.State != "waiting" || added.Priority == nil || *added.Priority != 0 {
 		t.Errorf("AddStory: %+v", added)
 	}
-	l, err := Tasks(dir)
+	l, err := Tasks(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestTaskEdits(t *testing.T) {
 	if got, want := strings.Join(states, " "), "A=done B=todo C=todo D=blocked E=waiting"; got != want {
 		t.Errorf("states after the edits: %s, want %s", got, want)
 	}
-	r, err := Next(dir)
+	r, err := Next(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,15 +364,18 @@ func noStory(f *prd.File) error {
 }
 
 // stalled reports whether the stall breaker is what stopped the run: no
-// story waits for an answer, and one was failed as stalled.
+// story waits for an answer, and every failed story was failed as stalled.
 func stalled(f *prd.File) bool {
 	any := false
 	for _, s := range f.Stories {
 		switch f.State(s) {
-		case "blocked":
+		case prd.StateBlocked:
 			return false
-		case "failed":
-			any = any || strings.HasPrefix(s.Failed, stalledPrefix)
+		case prd.StateFailed:
+			if !strings.HasPrefix(s.Failed, stalledPrefix) {
+				return false
+			}
+			any = true
 		}
 	}
 	return any

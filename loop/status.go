@@ -58,7 +58,10 @@ func Status(o Options) (StatusReport, error) {
 	}
 	// Each story's last outcome is in its last entry's start marker: the
 	// entries are not parsed, but the newest, for the run's totals.
+	// Stories since removed from prd.json have entries too: the scan stops
+	// once every story of the file has its own.
 	last := map[string]progress.Head{}
+	found := 0
 	var newest *progress.Head
 	err = progress.TailHeads(o.path(ProgressFile), maxHistoryScan, func(h progress.Head) bool {
 		if newest == nil {
@@ -66,8 +69,11 @@ func Status(o Options) (StatusReport, error) {
 		}
 		if _, ok := last[h.StoryID]; !ok {
 			last[h.StoryID] = h
+			if f.Story(h.StoryID) != nil {
+				found++
+			}
 		}
-		return len(last) < len(f.Stories)
+		return found < len(f.Stories)
 	})
 	if err != nil {
 		return StatusReport{}, err

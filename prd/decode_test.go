@@ -301,6 +301,11 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: US-001: checks[1] is empty\nprd.json: US-001: checks[2] is empty",
 		},
 		{
+			name: "a check with a NUL byte",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet\u0000"]}]}`,
+			want: `prd.json: US-001: checks[0]: "go vet\x00": a NUL byte cannot be passed to a program`,
+		},
+		{
 			name: "dependsOn unknown",
 			data: `{"userStories": [{"id": "US-001", "title": "a", "dependsOn": ["US-009"]}]}`,
 			want: `prd.json: US-001: dependsOn names unknown story "US-009"`,

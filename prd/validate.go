@@ -82,8 +82,13 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 			add("%s: attempts: want 0 or more, got %d", storyName(i), s.Attempts)
 		}
 		for j, c := range s.Checks {
-			if strings.TrimSpace(c) == "" {
+			switch {
+			case strings.TrimSpace(c) == "":
 				add("%s: checks[%d] is empty", storyName(i), j)
+			case strings.ContainsRune(c, 0):
+				// A command ends at a NUL: the check could never run,
+				// and the story would spend its attempts on it.
+				add("%s: checks[%d]: %q: a NUL byte cannot be passed to a program", storyName(i), j, c)
 			}
 		}
 	}

@@ -89,6 +89,7 @@ type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]fileState // sum unset (but for protected ones): only a deletion is undone
 	tree      [32]byte             // treeSum before the agent, for the stall breaker
+	hidden    map[string]bool      // hiddenFiles before the agent
 }
 
 // guardGlobs are the guard's globs, compiled once per harness.toml.
@@ -117,6 +118,9 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	s.tree = treeSum(files)
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
+	}
+	if s.hidden, err = o.hiddenFiles(ctx); err != nil {
+		return s, err
 	}
 	globs := o.guardGlobs()
 	kept := 0
@@ -195,6 +199,26 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 				return nil, false, err
 			}
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
+		}
+	}
+	// A new protected file that a new ignore rule hides from the listing
+	// above is new all the same.
+	hidden, err := o.hiddenFiles(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	for entry := range hidden {
+		if s.hidden[entry] {
+			continue // ignored before the agent ran: not watched
+		}
+		for _, name := range o.filesOf(entry) {
+			if _, was := s.protected[name]; was || now[name] || !protect.Match(name) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
+				return nil, false, err
+			}
+			found = append(found, fmt.Sprintf("%s: the agent created this protected file and had git ignore it; ralph removed it", name))
 		}
 	}
 	more, err := s.guardProtected(o, byAgent)
@@ -348,6 +372,48 @@ func dirsOf(root, name string) iter.Seq[string] {
 type fileInfo struct {
 	name string
 	info fs.FileInfo
+}
+
+// hiddenFiles lists what git ignores where a protected glob can match: each
+// file, or a directory ignored whole, as git names it ("build/"). Outside a
+// git work tree, or with no protected globs, it is empty: nothing is
+// ignored there. projectFiles leaves these out, as ignored files are not
+// watched; but one that an ignore rule hides only since the agent ran is
+// the agent's doing.
+func (o *Options) hiddenFiles(ctx context.Context) (map[string]bool, error) {
+	roots := o.guardGlobs().protect.Roots()
+	if len(roots) == 0 || !o.gitTree(ctx) {
+		return nil, nil
+	}
+	args := append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--"}, roots...)
+	out, err := git(ctx, o.Dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	hidden := map[string]bool{}
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			hidden[f] = true
+		}
+	}
+	return hidden, nil
+}
+
+// filesOf returns the files of hiddenFiles' entry: the file itself, or
+// those in the directory, as paths from the work directory.
+func (o *Options) filesOf(entry string) []string {
+	if !strings.HasSuffix(entry, "/") {
+		return []string{entry}
+	}
+	var names []string
+	filepath.WalkDir(filepath.Join(o.Dir, entry), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(o.Dir, p)
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return names
 }
 
 // projectFiles lists the work directory's files, relative and slash-

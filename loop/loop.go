@@ -825,7 +825,9 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		it.entry.Checks = append(it.entry.Checks, c)
 	}
 	for _, t := range it.fewerTests() {
-		o.warn("%s", t)
+		// The count before may be from before a person's own removal of
+		// tests: the ratchet cannot tell, and says how to start anew.
+		o.warn("%s (if you removed tests yourself, rename the check in %s: a new name starts its count anew)", t, HarnessFile)
 		it.entry.Tampered = append(it.entry.Tampered, t)
 	}
 	return failed

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/loop"
+	"github.com/ralph-harness/ralph/progress"
 )
 
 func loopCommand(e env) *cli.Command {
@@ -124,6 +126,12 @@ func printPrompt(c *cli.Context, o loop.Options) error {
 	prompt, err := loop.NextPrompt(o)
 	if err != nil {
 		return err
+	}
+	// An iteration with no entry yet gets one before the next starts,
+	// which that one's prompt shows; this one cannot.
+	if m, _ := progress.InFlight(filepath.Join(o.Dir, progressFile)); m != nil {
+		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) has no entry in %s yet (a loop runs it now, or ralph stopped during it): the prompt of iteration %d will also say how it ended\n",
+			m.Iteration, m.StoryID, progressFile, m.Iteration+1)
 	}
 	if prompt == "" {
 		fmt.Fprintln(c.App.ErrWriter, "ralph: nothing to do: every story passes")

@@ -53,6 +53,11 @@ func NextPrompt(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// An iteration started and not recorded takes its number (see
+	// resumeInFlight).
+	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil {
+		totals.Iterations = max(totals.Iterations, m.Iteration)
+	}
 	prompt, _, err := buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))
 	return prompt, err
 }

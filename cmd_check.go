@@ -43,7 +43,7 @@ func checkCommand(e env) *cli.Command {
 }
 
 func printChecks(c *cli.Context, results []checks.Result) error {
-	w := c.App.Writer
+	w := &stickyWriter{w: c.App.Writer}
 	failed := 0
 	for _, r := range results {
 		verdict := "PASS"
@@ -70,6 +70,9 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 		}
 	}
 	fmt.Fprintf(w, "%s, %d required failing\n", plural.Of(len(results), "1 check run", "%d checks run"), failed)
+	if w.err != nil {
+		return w.err
+	}
 	if failed > 0 {
 		return errChecksFailed
 	}

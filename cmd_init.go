@@ -40,19 +40,20 @@ func initCommand() *cli.Command {
 			if len(notFiles) > 0 {
 				return &usageError{err: errors.Join(notFiles...)}
 			}
+			w := &stickyWriter{w: c.App.Writer}
 			for _, f := range files {
 				created, err := createNew(filepath.Join(dir, f.name), f.text)
 				if err != nil {
 					return err
 				}
 				if created {
-					fmt.Fprintf(c.App.Writer, "created %s (%s)\n", f.name, f.note)
+					fmt.Fprintf(w, "created %s (%s)\n", f.name, f.note)
 				} else {
-					fmt.Fprintf(c.App.Writer, "kept %s: it exists\n", f.name)
+					fmt.Fprintf(w, "kept %s: it exists\n", f.name)
 				}
 			}
-			fmt.Fprintf(c.App.Writer, "next: edit prd.json, then run `ralph validate` and `ralph loop`\n")
-			return nil
+			fmt.Fprintf(w, "next: edit prd.json, then run `ralph validate` and `ralph loop`\n")
+			return w.err
 		}),
 	}
 }

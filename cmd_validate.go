@@ -34,9 +34,9 @@ func validateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "ok: %s, %s (%s), %s (%s)\n", harnessFile, prdFile, plural.Of(v.Stories, "1 story", "%d stories"),
+			_, err = fmt.Fprintf(c.App.Writer, "ok: %s, %s (%s), %s (%s)\n", harnessFile, prdFile, plural.Of(v.Stories, "1 story", "%d stories"),
 				progressFile, plural.Of(v.Entries, "1 ledger entry", "%d ledger entries"))
-			return nil
+			return err
 		}),
 	}
 }

@@ -67,6 +67,23 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 	return code
 }
 
+// stickyWriter keeps the first error of the writes through it, so that a
+// command printing line after line can say once, at its end, that its output
+// was lost (a full disk, a closed pipe): a script must not take it for done.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
+}
+
 // printJSON writes v to w as every --json output of ralph is written: a
 // whole document indented, an element of a stream on one line, and in
 // neither HTML escaping (a title's "<" stays "<").

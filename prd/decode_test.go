@@ -301,6 +301,12 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: US-001: checks[1] is empty\nprd.json: US-001: checks[2] is empty",
 		},
 		{
+			name: "control characters in a title and the project's name",
+			data: `{"project": "Shop\n", "userStories": [{"id": "US-001", "title": "a\u001b]0;pwned\u0007"}]}`,
+			want: "prd.json: project: U+000A is a control character: a project's name is a line of plain text\n" +
+				"prd.json: US-001: title: U+001B is a control character: a title is a line of plain text",
+		},
+		{
 			name: "a check with a NUL byte",
 			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet\u0000"]}]}`,
 			want: `prd.json: US-001: checks[0]: "go vet\x00": a NUL byte cannot be passed to a program`,

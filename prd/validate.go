@@ -34,6 +34,9 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	if !listed {
 		add("missing userStories array")
 	}
+	if r, ok := controlIn(f.Project); ok {
+		add("project: %U is a control character: a project's name is a line of plain text", r)
+	}
 
 	// first maps each id to the index of the first story with it: filled
 	// from the last story back, so that the first one's index stays.
@@ -77,6 +80,11 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		}
 		if s.Title == "" && !mistyped[member{i, "title"}] {
 			add("%s: missing title", storyName(i))
+		}
+		// A title is shown on people's terminals (status, task list, the
+		// loop's narration): an escape in it would drive the terminal.
+		if r, ok := controlIn(s.Title); ok {
+			add("%s: title: %U is a control character: a title is a line of plain text", storyName(i), r)
 		}
 		if s.Attempts < 0 {
 			add("%s: attempts: want 0 or more, got %d", storyName(i), s.Attempts)
@@ -176,6 +184,17 @@ func (f *File) name(i int) string {
 		return id
 	}
 	return fmt.Sprintf("userStories[%d]", i)
+}
+
+// controlIn returns the first control character in s (a line break, a tab,
+// an escape), or a Unicode line or paragraph separator.
+func controlIn(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // CheckID says what is wrong with id as a story's id, or nil: it must be

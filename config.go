@@ -495,6 +495,17 @@ func (d *tomlDecoder) loopKey(l *loop.Limits, k string, v any) {
 
 func (d *tomlDecoder) checks(v any) []checks.Check {
 	list, ok := v.([]map[string]any)
+	if arr, isArray := v.([]any); isArray {
+		// checks = [{name = "test", run = "…"}] is the same list in TOML,
+		// inline, and checks = [] an empty one.
+		list, ok = make([]map[string]any, len(arr)), true
+		for i, e := range arr {
+			if list[i], ok = e.(map[string]any); !ok {
+				d.errorf(fmt.Sprintf("checks[%d]", i), "want a table, got %s", tomlType(e))
+				return nil
+			}
+		}
+	}
 	if !ok {
 		d.errorf("checks", "want [[checks]] tables, got %s", tomlType(v))
 		return nil

@@ -207,3 +207,22 @@ func TestOneErrorPerValue(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHarnessInlineChecks: an array of inline tables is [[checks]]
+// written another way; an element that is no table is named.
+func TestParseHarnessInlineChecks(t *testing.T) {
+	cfg, err := parseHarness([]byte("checks = [{name = \"a\", run = \"true\"}, {run = \"false\", required = false}]\n[agent]\ncommand = [\"x\"]\n"), "h.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Checks) != 2 || cfg.Checks[0].Name != "a" || cfg.Checks[1].Name != "check2" || cfg.Checks[1].Required {
+		t.Errorf("checks = %+v", cfg.Checks)
+	}
+	if cfg, err := parseHarness([]byte("checks = []\n[agent]\ncommand = [\"x\"]\n"), "h.toml"); err != nil || len(cfg.Checks) != 0 {
+		t.Errorf("checks = []: %+v, %v", cfg.Checks, err)
+	}
+	_, err = parseHarness([]byte("checks = [{run = \"true\"}, \"go test\"]\n[agent]\ncommand = [\"x\"]\n"), "h.toml")
+	if err == nil || !strings.Contains(err.Error(), "h.toml: checks[1]: want a table, got a string") {
+		t.Errorf("error = %v, want checks[1] named", err)
+	}
+}

@@ -328,6 +328,12 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: `prd.json: dependsOn cycle: US-001 -> US-002 -> US-001`,
 		},
 		{
+			name: "a cycle through a dependency named twice",
+			data: `{"userStories": [{"id": "A", "title": "a", "dependsOn": ["B"]},
+				{"id": "B", "title": "b", "dependsOn": ["A", "A"]}]}`,
+			want: `prd.json: dependsOn cycle: A -> B -> A`,
+		},
+		{
 			name: "two cycles",
 			data: `{"userStories": [{"id": "A", "title": "a", "dependsOn": ["B"]},
 				{"id": "B", "title": "b", "dependsOn": ["C", "A"]}, {"id": "C", "title": "c", "dependsOn": ["B"]},

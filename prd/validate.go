@@ -110,6 +110,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		idsKnown = idsKnown && m.key != "id"
 	}
 	for i, s := range f.Stories {
+		start := len(deps)
 		for _, id := range s.DependsOn {
 			switch j, known := first[id]; {
 			case !known && !idsKnown:
@@ -117,6 +118,9 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 				add("%s: dependsOn names unknown story %q", storyName(i), id)
 			case id == s.ID:
 				add("%s: dependsOn names the story itself", storyName(i))
+			case slices.Contains(deps[start:], j):
+				// Named twice: one way to it, or each cycle would be
+				// told twice.
 			default:
 				deps = append(deps, j)
 			}

@@ -49,23 +49,26 @@ func loadHarness(dir string) (loop.Config, error) {
 		}
 		return loop.Config{}, fmt.Errorf("read %s: %w", harnessFile, err)
 	}
+	// The template is looked for even when a key is wrong: every problem
+	// is told at once.
 	cfg, err := parseHarness(data, harnessFile)
-	if err != nil {
-		return loop.Config{}, &usageError{err: err}
-	}
 	if name := cfg.PromptTemplateName; name != "" {
-		text, err := readbuf.ReadFile(nil, filepath.Join(dir, name))
-		if err != nil {
-			return loop.Config{}, &usageError{err: fmt.Errorf("%s: prompt.template: %w", harnessFile, err)}
+		text, terr := readbuf.ReadFile(nil, filepath.Join(dir, name))
+		if terr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: prompt.template: %w", harnessFile, terr))
 		}
 		cfg.PromptTemplate = string(text)
+	}
+	if err != nil {
+		return loop.Config{}, &usageError{err: err}
 	}
 	return cfg, nil
 }
 
 // parseHarness decodes harness.toml data and checks every key, reporting all
 // problems at once. Unknown keys are errors: a misspelt limit must never be
-// silently ignored by a loop that runs overnight.
+// silently ignored by a loop that runs overnight. With an error, the Config
+// is what could be read, for a caller that looks for more problems.
 func parseHarness(data []byte, name string) (loop.Config, error) {
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
@@ -117,7 +120,7 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 		cfg.Limits.MaxAttempts = loop.DefaultMaxAttempts
 	}
 	if len(d.errs) > 0 {
-		return loop.Config{}, errors.Join(d.errs...)
+		return cfg, errors.Join(d.errs...)
 	}
 	return cfg, nil
 }

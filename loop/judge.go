@@ -135,6 +135,7 @@ type Evidence struct {
 	FailedRequired []string // names of required checks that failed
 	Known          []string // names of checks that failed as in the story's baseline
 	Tampered       bool
+	FewerTests     bool   // the only tampering found: a check ran fewer tests than before
 	Stopped        string // why the agent was stopped, if it was
 	Attempt        int    // this attempt's number, from 1
 	MaxAttempts    int
@@ -157,6 +158,8 @@ func judge(e Evidence) Verdict {
 		return Verdict{Outcome: Blocked, Reason: "the agent asked: " + e.Claim.Question}
 	case e.Stopped != "":
 		return Verdict{Outcome: Retry, Reason: "the agent was stopped: " + e.Stopped}
+	case e.Tampered && e.FewerTests:
+		return Verdict{Outcome: Retry, Reason: "a check ran fewer tests than before"}
 	case e.Tampered:
 		return Verdict{Outcome: Retry, Reason: "the agent changed protected files"}
 	case len(e.FailedRequired) > 0:

@@ -647,11 +647,15 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if res.Stopped != "" {
 		stopped = e.AgentNote
 	}
+	byFiles := slices.ContainsFunc(e.Tampered, func(t string) bool {
+		return !strings.HasSuffix(t, " before: "+ratchetRule)
+	})
 	v := Judge(Evidence{
 		Claim:          claim,
 		FailedRequired: failed,
 		Known:          knownFailures(e.Checks),
 		Tampered:       len(e.Tampered) > 0,
+		FewerTests:     !byFiles,
 		Stopped:        stopped,
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,

@@ -351,6 +351,11 @@ prd.json: userStories[1]: duplicate id "A" (first at userStories[0])
 prd.json: userStories[0]: dependsOn names unknown story "Q"`,
 		},
 		{
+			name: "a mistyped check: nothing said of the others, whose places moved",
+			data: `{"userStories": [{"id": "A", "title": "a", "checks": ["go vet", 1, " "]}]}`,
+			want: `prd.json:1:65: userStories[0].checks[1]: want a string, got number`,
+		},
+		{
 			name: "a mistyped id: nothing said of it, or of dependencies",
 			data: `{"userStories": [
 				{"id": 5, "title": "c", "dependsOn": ["5"]},

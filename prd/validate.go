@@ -89,7 +89,13 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		if s.Attempts < 0 {
 			add("%s: attempts: want 0 or more, got %d", storyName(i), s.Attempts)
 		}
-		for j, c := range s.Checks {
+		// A check of the wrong type was left out of the list: the others'
+		// places in it are not the file's, and go unchecked.
+		checks := s.Checks
+		if mistyped[member{i, "checks"}] {
+			checks = nil
+		}
+		for j, c := range checks {
 			switch {
 			case strings.TrimSpace(c) == "":
 				add("%s: checks[%d] is empty", storyName(i), j)

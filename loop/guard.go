@@ -441,7 +441,7 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 		case !running && now.Passes && !was.Passes:
 			changes = append(changes, "marked "+was.ID+" as passing")
 			now.SetStatus(was.Status())
-		case !running && !asTaskEdits(was.Status(), now.Status()):
+		case !running && judgedOnly(was.Status(), now.Status()):
 			changes = append(changes, "changed the status of "+was.ID)
 			now.SetStatus(was.Status())
 		}
@@ -457,17 +457,16 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 	return changes
 }
 
-// asTaskEdits reports whether a story's status could have gone from was to
-// now by a person's hand while the agent ran: unchanged, reset by `ralph
-// task reset`, or only its question set, replaced or answered (`ralph task
-// block`, `ralph task answer`, or by hand). Nobody but the judge fails a
-// story, counts its attempts or takes its pass away without a reset.
-func asTaskEdits(was, now prd.Status) bool {
-	if now == (prd.Status{}) {
-		return true
-	}
-	now.Blocked = was.Blocked
-	return now == was
+// judgedOnly reports whether a story's status went from was to now in a way
+// only the judge changes it: failed, its attempts counted, its pass taken
+// away without a reset. Anything else may be a person's, made while the
+// agent ran: a reset, a question asked or answered (`ralph task`), a
+// failure cleared by hand.
+func judgedOnly(was, now prd.Status) bool {
+	reset := now.Attempts == 0 && now.Failed == ""
+	return now.Failed != "" && now.Failed != was.Failed ||
+		now.Attempts > was.Attempts ||
+		was.Passes && !now.Passes && !reset
 }
 
 // guardProgress removes what the agent appended to progress.txt: the ledger

@@ -188,6 +188,9 @@ func Run(ctx context.Context, o Options) (err error) {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
 		ctx := context.WithoutCancel(ctx)
+		if _, err := git(ctx, o.Dir, "check-ignore", "--quiet", "--", ProgressFile); err == nil {
+			return // untracked and ignored: the person keeps the ledger out of git
+		}
 		var cerr error
 		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(ctx, ProgressFile, msg) })
 		if cerr != nil {

@@ -136,6 +136,7 @@ type Evidence struct {
 	Known          []string // names of checks that failed as in the story's baseline
 	Tampered       bool
 	FewerTests     bool   // the only tampering found: a check ran fewer tests than before
+	ByChecks       bool   // the tampering found was the checks', not the agent's
 	Stopped        string // why the agent was stopped, if it was
 	Attempt        int    // this attempt's number, from 1
 	MaxAttempts    int
@@ -160,6 +161,8 @@ func judge(e Evidence) Verdict {
 		return Verdict{Outcome: Retry, Reason: "the agent was stopped: " + e.Stopped}
 	case e.Tampered && e.FewerTests:
 		return Verdict{Outcome: Retry, Reason: "a check ran fewer tests than before"}
+	case e.Tampered && e.ByChecks:
+		return Verdict{Outcome: Retry, Reason: "the checks changed protected files"}
 	case e.Tampered:
 		return Verdict{Outcome: Retry, Reason: "the agent changed protected files"}
 	case len(e.FailedRequired) > 0:

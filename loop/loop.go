@@ -653,12 +653,16 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	byFiles := slices.ContainsFunc(e.Tampered, func(t string) bool {
 		return !strings.HasSuffix(t, " before: "+ratchetRule)
 	})
+	byAgentToo := slices.ContainsFunc(e.Tampered, func(t string) bool {
+		return !strings.Contains(t, ": "+byChecks+" ")
+	})
 	v := Judge(Evidence{
 		Claim:          claim,
 		FailedRequired: failed,
 		Known:          knownFailures(e.Checks),
 		Tampered:       len(e.Tampered) > 0,
 		FewerTests:     !byFiles,
+		ByChecks:       !byAgentToo,
 		Stopped:        stopped,
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,

@@ -803,7 +803,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	// is told as each check ends, for the narration; Run reports them all.
 	known := make([]bool, len(cs))
 	opts.Done = func(i int, r checks.Result) {
-		known[i] = watched[i] != nil && !r.Passed && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output))
+		known[i] = watched[i] != nil && !r.Passed && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output), ending(r))
 		o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known[i])
 	}
 	results := checks.Run(ctx, cs, opts)
@@ -1101,7 +1101,7 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 		if !r.Passed {
 			// What failed, from the whole output (its secrets redacted),
 			// normalised: what a later run is compared with.
-			c.Excerpt = strings.Join(watched[i].failures(r.Output), "\n")
+			c.Excerpt = strings.Join(append(watched[i].failures(r.Output), ending(r)), "\n")
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}

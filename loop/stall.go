@@ -50,7 +50,8 @@ var (
 	// a failure reads the same in colour, plain, or read back.
 	escapeRE = lazyre.New("(?:\x1b|\uFFFD)\\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f\uFFFD]")
 	// What varies between two runs of the same failure: numbers (times,
-	// line counts, addresses) and temporary paths.
+	// line counts, addresses) and temporary paths; not the digits of a
+	// name (see numbersOut).
 	hexRE    = lazyre.New(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
 	numberRE = lazyre.New(`\d+(\.\d+)?`)
 	tmpRE    = lazyre.New(`/tmp/[^\s:]*`)
@@ -210,8 +211,60 @@ func normalise(line string) string {
 	line = escapeRE().ReplaceAllString(line, "")
 	line = tmpRE().ReplaceAllString(line, "/tmp/…")
 	line = hexRE().ReplaceAllString(line, "#")
-	line = numberRE().ReplaceAllString(line, "N")
+	line = numbersOut(line)
 	return strings.Join(strings.Fields(line), " ")
+}
+
+// numbersOut replaces the numbers of line with N, but for those that end a
+// name (TestLogin/case_2, test_v1, test_add[3]): a new failing case differs
+// from a known one by those digits alone.
+func numbersOut(line string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range numberRE().FindAllStringIndex(line, -1) {
+		if m[0] > 0 {
+			if c := line[m[0]-1]; c == '_' || c == '[' || 'a' <= c|0x20 && c|0x20 <= 'z' {
+				continue
+			}
+		}
+		b.WriteString(line[last:m[0]])
+		b.WriteByte('N')
+		last = m[1]
+	}
+	if last == 0 {
+		return line
+	}
+	b.WriteString(line[last:])
+	return b.String()
+}
+
+// coarse is a normalised line with every number replaced, as baselines
+// taken before numbersOut kept the digits of names: such a baseline still
+// knows its failures.
+func coarse(line string) string {
+	return numberRE().ReplaceAllString(line, "N")
+}
+
+// ending is how a failed check ended, kept with a baseline's failure lines:
+// a check that now times out, crashes or exits otherwise (a build that no
+// longer compiles) does not fail as it did, whatever lines it printed.
+func ending(r checks.Result) string {
+	if r.TimedOut {
+		return "(timed out)"
+	}
+	return fmt.Sprintf("(exit status %d)", r.ExitCode)
+}
+
+// endingOf returns the ending kept in a baseline's excerpt, "" when it has
+// none (a baseline taken before endings were kept).
+func endingOf(excerpt string) string {
+	for line := range strings.Lines(excerpt) {
+		line = strings.TrimSpace(line)
+		if line == "(timed out)" || strings.HasPrefix(line, "(exit status ") && strings.HasSuffix(line, ")") {
+			return line
+		}
+	}
+	return ""
 }
 
 // fingerprint identifies an unsuccessful iteration: which checks failed and
@@ -297,20 +350,23 @@ func baselineOf(path, storyID string) (found []progress.Check, ran bool, err err
 }
 
 // knownFailure reports whether a check fails only in ways the baseline
-// already did: every line that says what failed now (now, read as the
-// baseline was kept: the first maxBaselineLines distinct failure lines)
-// said so before.
-func knownFailure(baseline []progress.Check, name string, now []string) bool {
+// already did: it ended as it did then (end, see ending), and every line
+// that says what failed now (now, read as the baseline was kept: the first
+// maxBaselineLines distinct failure lines) said so before.
+func knownFailure(baseline []progress.Check, name string, now []string, end string) bool {
 	for _, b := range baseline {
 		if b.Name != name || b.Passed {
 			continue
 		}
-		before := failureLines(b.Excerpt)
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}
+		if was := endingOf(b.Excerpt); was != "" && was != end {
+			return false
+		}
+		before := failureLines(b.Excerpt)
 		for _, l := range now {
-			if !slices.Contains(before, l) {
+			if !slices.Contains(before, l) && !slices.Contains(before, coarse(l)) {
 				return false
 			}
 		}

@@ -78,7 +78,7 @@ func TestFailureLines(t *testing.T) {
 // known is knownFailure of a check whose whole output was out, read as the
 // loop reads it.
 func known(baseline []progress.Check, name, out string) bool {
-	return knownFailure(baseline, name, collect(out, 1))
+	return knownFailure(baseline, name, collect(out, 1), "(exit status 1)")
 }
 
 // collect runs out through a failureCollector in writes of chunk bytes.
@@ -140,6 +140,45 @@ func TestKnownFailure(t *testing.T) {
 	}
 	if known([]progress.Check{{Name: "unit", Passed: true}}, "unit", "FAIL") {
 		t.Error("a check that passed in the baseline is taken for known")
+	}
+	// A new case of a known test differs by its number alone.
+	cases := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLogin/case_1 (0.01s)\ntest_add[1] FAILED\nFAIL"}}
+	if !known(cases, "unit", "--- FAIL: TestLogin/case_1 (0.03s)\ntest_add[1] FAILED\nFAIL") {
+		t.Error("the baseline's own numbered cases are not known")
+	}
+	for _, out := range []string{"--- FAIL: TestLogin/case_2 (0.00s)\nFAIL", "test_add[2] FAILED"} {
+		if known(cases, "unit", out) {
+			t.Errorf("a new numbered case is taken for known: %q", out)
+		}
+	}
+	// A baseline kept before the digits of names were: still known.
+	old := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestLogin/case_N (Ns)"}}
+	if !known(old, "unit", "--- FAIL: TestLogin/case_1 (0.02s)") {
+		t.Error("a failure is not known against a baseline kept with every number out")
+	}
+}
+
+// TestKnownFailureEnding: a check that ends otherwise than in its baseline
+// (times out, crashes, exits with another status) fails otherwise.
+func TestKnownFailureEnding(t *testing.T) {
+	failed := checks.Result{ExitCode: 1}
+	baseline := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestOld\n" + ending(failed)}}
+	out := collect("--- FAIL: TestOld\n", 1)
+	if !knownFailure(baseline, "unit", out, ending(failed)) {
+		t.Error("the same failure, ended the same way, is not known")
+	}
+	for name, r := range map[string]checks.Result{
+		"a timeout":      {ExitCode: -1, TimedOut: true},
+		"a crash":        {ExitCode: 139},
+		"another status": {ExitCode: 2},
+	} {
+		if knownFailure(baseline, "unit", out, ending(r)) {
+			t.Errorf("%s is taken for the baseline's failure", name)
+		}
+	}
+	// A baseline kept before endings were: the lines alone decide.
+	if !knownFailure([]progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestOld"}}, "unit", out, ending(checks.Result{ExitCode: 2})) {
+		t.Error("a baseline without its ending no longer knows its failure")
 	}
 }
 

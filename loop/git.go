@@ -3,11 +3,14 @@ package loop
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
@@ -71,14 +74,23 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 
 // gitWith is git with stdin as the command's input.
 func gitWith(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	ctx, cancel := proc.UntilKilled(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
+	// A program git started (a signer, a filter) may hold its output open
+	// after git is killed: it is left to killOrphans.
+	cmd.WaitDelay = time.Second
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // git itself succeeded; what holds its output is killOrphans' business
+	}
+	if err != nil {
 		// git's message on one line, so that a warning quoting it stays
 		// one, and of a bounded length: a program that git ran (a filter)
 		// may have printed any amount.

@@ -258,6 +258,28 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	return p, nil
 }
 
+// killed is closed by the first KillAll.
+var (
+	killed   = make(chan struct{})
+	killOnce sync.Once
+)
+
+// UntilKilled returns a context that is done when parent is, or once
+// KillAll has run: for a program run otherwise than by Start (git, which
+// ralph waits for even when interrupted, so as not to leave a commit half
+// made) that a user who asked twice must not wait for either.
+func UntilKilled(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-killed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // running holds the processes started and not yet waited for, for KillAll.
 var running sync.Map // *Process → struct{}
 
@@ -296,7 +318,9 @@ func isRunning(pid int) bool {
 // KillAll sends SIGKILL to the process group of every child running now,
 // without the grace period of Stop: it is for a user who asked twice. Each
 // child's Wait then returns as usual, so callers record what they ran.
+// What runs under UntilKilled is stopped too.
 func KillAll() {
+	killOnce.Do(func() { close(killed) })
 	running.Range(func(k, _ any) bool {
 		signalGroup(k.(*Process).Pid(), syscall.SIGKILL)
 		return true

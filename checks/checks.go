@@ -38,6 +38,7 @@ type Result struct {
 	Duration time.Duration // as measured with Options.Now
 	TimedOut bool          // stopped because it ran past Check.Timeout
 	Output   string        // the last TailBytes of combined stdout+stderr (all of it when shorter)
+	Cut      bool          // Output is the end of a longer output: its first line may be cut anywhere
 	Err      error         // could not start (e.g. no sh), or cancelled before it started
 	Tests    int           // how many tests the output reported; -1 when it reported none
 }
@@ -148,7 +149,7 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	}
 	res.ExitCode = p.Wait()
 	res.Duration = o.Now().Sub(start)
-	res.Output = tailOut.String()
+	res.Output, res.Cut = tailOut.String(), tailOut.Truncated()
 	if o.Redact != nil {
 		res.Output = o.Redact(res.Output)
 	}

@@ -512,7 +512,7 @@ type iteration struct {
 	prev *progress.Entry
 	// outputs are the failed checks' kept outputs, by name, for the
 	// fingerprint: the entry keeps only their last lines.
-	outputs map[string]string
+	outputs map[string]output
 	// files are the protected files as they must stay, from the snapshot
 	// before the agent ran: the guard of ralph's commit compares with them.
 	files fileSnapshot
@@ -824,9 +824,9 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				c.Excerpt = r.Err.Error()
 			} else {
 				if it.outputs == nil {
-					it.outputs = map[string]string{}
+					it.outputs = map[string]output{}
 				}
-				it.outputs[r.Name] = r.Output
+				it.outputs[r.Name] = output{r.Output, r.Cut}
 			}
 			c.Known = known[i]
 			if r.Required && !c.Known {

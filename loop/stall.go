@@ -79,6 +79,25 @@ func failureLines(out string) []string {
 	return picked
 }
 
+// lastFailures returns the last n lines of out that say what failed, or
+// its last n lines when none does, normalised, the last one first.
+func lastFailures(out string, n int) []string {
+	lines := strings.Split(out, "\n")
+	var picked, last []string
+	for i := len(lines) - 1; i >= 0 && len(picked) < n; i-- {
+		switch l := strings.TrimSpace(lines[i]); {
+		case errorLineRE().MatchString(l):
+			picked = append(picked, normalise(l))
+		case l != "" && len(last) < n:
+			last = append(last, normalise(l))
+		}
+	}
+	if len(picked) == 0 {
+		return last
+	}
+	return picked
+}
+
 // distinctFailures is failureLines without repeats, the first
 // maxBaselineLines of them: what a baseline keeps and what a later run is
 // compared with. An output that repeats a known failure line many times
@@ -272,7 +291,7 @@ func endingOf(excerpt string) string {
 // fingerprint again and again is a loop that makes no progress. outputs
 // are the failed checks' kept outputs by name, read instead of the
 // entry's excerpts, which keep only their last lines.
-func fingerprint(e progress.Entry, outputs map[string]string, changed bool) string {
+func fingerprint(e progress.Entry, outputs map[string]output, changed bool) string {
 	h := sha256.New()
 	for _, c := range e.Checks {
 		if c.Passed || c.Known || c.Optional {
@@ -280,18 +299,37 @@ func fingerprint(e progress.Entry, outputs map[string]string, changed bool) stri
 		}
 		out, ok := outputs[c.Name]
 		if !ok {
-			out = c.Excerpt
+			out = output{text: c.Excerpt}
 		}
-		// The first lines say what failed; their number says how much,
-		// so an agent fixing one failure of many is not taken for stuck.
-		lines := failureLines(out)
-		fmt.Fprintf(h, "check %s: %d\n", c.Name, len(lines))
-		for _, l := range lines[:min(3, len(lines))] {
+		if !out.cut {
+			// The first lines say what failed; their number says how
+			// much, so an agent fixing one failure of many is not taken
+			// for stuck.
+			lines := failureLines(out.text)
+			fmt.Fprintf(h, "check %s: %d\n", c.Name, len(lines))
+			for _, l := range lines[:min(3, len(lines))] {
+				fmt.Fprintf(h, "  %s\n", l)
+			}
+			continue
+		}
+		// The end of a longer output begins anywhere, with as many lines as
+		// fit: its first line, its first failures and their number move
+		// with the output's length. Its last failures do not.
+		_, text, _ := strings.Cut(out.text, "\n")
+		fmt.Fprintf(h, "check %s: the end\n", c.Name)
+		for _, l := range lastFailures(text, 3) {
 			fmt.Fprintf(h, "  %s\n", l)
 		}
 	}
 	fmt.Fprintf(h, "changed %v\nclaim %s\ntampered %d\n", changed, e.Claim, len(e.Tampered))
 	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// output is a check's kept output and whether it is the end of a longer one
+// (checks.Result's Output and Cut).
+type output struct {
+	text string
+	cut  bool
 }
 
 // repeats counts the story's latest attempts, newest first, that ended with

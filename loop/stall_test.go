@@ -44,8 +44,33 @@ func TestFingerprint(t *testing.T) {
 	fewer := many[strings.Index(many, "\n")+1:]
 	e := entry(checks.Excerpt(many, excerptLines), "")
 	ef := entry(checks.Excerpt(fewer, excerptLines), "")
-	if fingerprint(e, map[string]string{"test": many}, true) == fingerprint(ef, map[string]string{"test": fewer}, true) {
+	if fingerprint(e, map[string]output{"test": {text: many}}, true) == fingerprint(ef, map[string]output{"test": {text: fewer}}, true) {
 		t.Error("one failure of 60 fixed did not change the fingerprint")
+	}
+}
+
+// TestFingerprintCut: of an output longer than ralph keeps, the end is
+// read, which begins anywhere: the same failures with a few bytes more or
+// less give the same fingerprint; another last failure does not.
+func TestFingerprintCut(t *testing.T) {
+	e := progress.Entry{Checks: []progress.Check{{Name: "test"}}}
+	tail := func(pad int, last string) map[string]output {
+		var b strings.Builder
+		for i := range 400 {
+			fmt.Fprintf(&b, "--- FAIL: TestThing%d\n", i)
+		}
+		b.WriteString(strings.Repeat("x", pad) + "\n" + last + "\n")
+		out := b.String()
+		return map[string]output{"test": {text: out[len(out)-checks.DefaultTailBytes:], cut: true}}
+	}
+	a := fingerprint(e, tail(0, "FAIL pkg"), false)
+	for pad := 1; pad < 13; pad++ {
+		if b := fingerprint(e, tail(pad, "FAIL pkg"), false); b != a {
+			t.Errorf("%d bytes more of the same output changed the fingerprint: %s, %s", pad, a, b)
+		}
+	}
+	if fingerprint(e, tail(0, "FAIL other"), false) == a {
+		t.Error("another last failure did not change the fingerprint")
 	}
 }
 

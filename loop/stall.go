@@ -130,10 +130,17 @@ type failureCollector struct {
 	redact func(string) string
 	seen   map[string]bool
 	picked []string
+	// read are failure lines as they came, up to maxReadLines of them: a
+	// line printed again (a check failing the same way thousands of
+	// times) is not redacted and normalised again.
+	read map[string]bool
 }
 
+// maxReadLines bounds failureCollector.read.
+const maxReadLines = 4096
+
 func newFailureCollector(redact func(string) string) *failureCollector {
-	c := &failureCollector{redact: redact, seen: map[string]bool{}}
+	c := &failureCollector{redact: redact, seen: map[string]bool{}, read: map[string]bool{}}
 	c.split = lines.Splitter{Max: maxFailureLine, Line: c.line}
 	return c
 }
@@ -147,8 +154,11 @@ func (c *failureCollector) Write(p []byte) (int, error) {
 }
 
 func (c *failureCollector) line(l []byte) {
-	if len(c.picked) == maxBaselineLines || !mayFail(l) || !errorLineRE().Match(l) {
+	if len(c.picked) == maxBaselineLines || !mayFail(l) || c.read[string(l)] || !errorLineRE().Match(l) {
 		return
+	}
+	if len(c.read) < maxReadLines {
+		c.read[string(l)] = true
 	}
 	n := normalise(c.redact(string(l)))
 	if !c.seen[n] {

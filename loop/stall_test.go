@@ -314,6 +314,21 @@ func BenchmarkFailureCollector(b *testing.B) {
 	}
 }
 
+// BenchmarkFailureCollectorRepeats: a check failing the same way over and
+// over (a flood of one error line) is read at the speed of its output, not
+// redacted and normalised line after line.
+func BenchmarkFailureCollectorRepeats(b *testing.B) {
+	chunk := []byte(strings.Repeat("error: the same failure, again\n", 1024))
+	b.SetBytes(int64(len(chunk)))
+	c := newFailureCollector(func(s string) string { return s })
+	for b.Loop() {
+		c.Write(chunk)
+	}
+	if got := c.failures(""); len(got) != 1 {
+		b.Fatalf("failure lines = %q, want the one", got)
+	}
+}
+
 // FuzzMayFail: the collector's quick look never passes over a line that
 // the failure pattern would pick.
 func FuzzMayFail(f *testing.F) {

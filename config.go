@@ -411,6 +411,7 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	cfg.Argv = argv
 	cfg.Format = agent.ClaudeStreamJSON
 	cfg.PromptArg = false
+	cfg.SecretEnv = []string{keyEnv}
 }
 
 // exampleModel names a model of the API for messages.

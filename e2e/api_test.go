@@ -159,16 +159,28 @@ func TestAPIRateLimit(t *testing.T) {
 func TestAPIBadKey(t *testing.T) {
 	forEachAPI(t, func(t *testing.T, api string) {
 		conv := apiGreeter
-		conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 401}}}
+		// The API quotes the key back, as OpenAI's does: a variable whose
+		// name says nothing of a secret (api_key_env) is redacted too.
+		body := map[string]string{
+			"anthropic": `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: sk-wrong-0123456789abcdef"}}`,
+			"openai":    `{"error":{"message":"Incorrect API key provided: sk-wrong-0123456789abcdef.","type":"invalid_request_error","code":"invalid_api_key"}}`,
+		}[api]
+		conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 401, Body: body}}}
 		s := startServer(t, conv)
-		dir := writeProject(t, apiHarness(api, apiBase[api](s.URL), ""), apiPRD, "")
-		stdout, stderr := runLoop(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-wrong"), 1)
+		harness := strings.Replace(apiHarness(api, apiBase[api](s.URL), ""), "RALPH_E2E_KEY", "LLM_GATEWAY", 1)
+		dir := writeProject(t, harness, apiPRD, "")
+		_, stderr := runLoop(t, dir, isolatedEnv(t, s, "LLM_GATEWAY=sk-wrong-0123456789abcdef"), 1)
+		if ledger, err := os.ReadFile(filepath.Join(dir, "progress.txt")); err != nil || strings.Contains(string(ledger), "sk-wrong") {
+			t.Errorf("the key is in the ledger (%v):\n%s", err, ledger)
+		}
 		want := "ralph: error: the agent reported a permanent error: API error 401 (authentication_error): "
-		if !strings.Contains(stderr, want) || !strings.Contains(stderr, "check the key in RALPH_E2E_KEY (agent.api_key_env)") {
+		if !strings.Contains(stderr, want) || !strings.Contains(stderr, "check the key in LLM_GATEWAY (agent.api_key_env)") {
 			t.Errorf("stderr lacks %q and the hint:\n%s", want, stderr)
 		}
-		if strings.Contains(stdout+stderr, "sk-wrong") {
-			t.Errorf("the key was printed")
+		// The agent's own output is shown as it printed it; ralph's lines
+		// never quote the key.
+		if strings.Contains(stderr, "sk-wrong") {
+			t.Errorf("the key was printed:\n%s", stderr)
 		}
 	})
 }

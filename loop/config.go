@@ -40,6 +40,9 @@ type AgentConfig struct {
 	// MaxRetries is how many transient errors in a row the loop retries
 	// before it stops.
 	MaxRetries int
+	// SecretEnv names variables whose values are secrets whatever their
+	// names (agent.api_key_env): they are redacted as the secret-named ones.
+	SecretEnv []string
 }
 
 // Limits are the run's budgets. A zero value means no limit, except

@@ -10,7 +10,7 @@ import (
 // events.
 func (o *Options) secrets() secretRedactor {
 	if o.redactor == nil {
-		o.redactor = redact.New(o.environ(), o.pastEnv, o.Config.Agent.Env)
+		o.redactor = redact.NewNamed(o.Config.Agent.SecretEnv, o.environ(), o.pastEnv, o.Config.Agent.Env)
 	}
 	return secretRedactor{o.redactor}
 }

@@ -5,6 +5,7 @@
 package redact
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,12 +29,19 @@ type secret struct{ name, value string }
 
 // New collects the secrets among env ("NAME=value" pairs).
 func New(env ...[]string) *Redactor {
+	return NewNamed(nil, env...)
+}
+
+// NewNamed is New with the variables in names taken for secrets too,
+// whatever their names say.
+func NewNamed(names []string, env ...[]string) *Redactor {
 	seen := map[string]bool{}
 	var secrets []secret
 	for _, list := range env {
 		for _, kv := range list {
 			name, value, ok := strings.Cut(kv, "=")
-			if !ok || len(value) < minLen || !secretName().MatchString(name) || seen[value] {
+			secretNamed := secretName().MatchString(name) || slices.Contains(names, name)
+			if !ok || len(value) < minLen || !secretNamed || seen[value] {
 				continue
 			}
 			seen[value] = true

@@ -57,3 +57,14 @@ func TestCut(t *testing.T) {
 		t.Errorf("nil redactor changed the text: %q", got)
 	}
 }
+
+// TestNewNamed: a variable named as a secret is one whatever its name.
+func TestNewNamed(t *testing.T) {
+	env := []string{"LLM_GATEWAY=sk-live-123456", "HOME=/home/someone"}
+	if got := New(env).String("key sk-live-123456"); got != "key sk-live-123456" {
+		t.Fatalf("New redacted a variable its name does not call secret: %q", got)
+	}
+	if got, want := NewNamed([]string{"LLM_GATEWAY"}, env).String("key sk-live-123456 at /home/someone"), "key [redacted LLM_GATEWAY] at /home/someone"; got != want {
+		t.Errorf("NewNamed: %q, want %q", got, want)
+	}
+}

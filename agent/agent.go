@@ -219,13 +219,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		ended = e.ended()
 	}
 	var linger <-chan time.Time
+	sawEnd := false
 wait:
 	for {
 		select {
 		case <-p.Done():
 			break wait
 		case <-ended:
-			ended = nil
+			// The run is over: the linger decides from now on, not the
+			// timeouts, which would throw the result away.
+			ended, sawEnd = nil, true
+			timeout, idle = nil, nil
 			linger = time.After(Linger)
 		case <-linger:
 			linger = nil
@@ -246,6 +250,13 @@ wait:
 	}
 	res.ExitCode = p.Wait()
 	res.Duration = now().Sub(start)
+	if e, ok := out.(ender); ok && !sawEnd {
+		select {
+		case <-e.ended():
+			sawEnd = true // it came with the exit
+		default:
+		}
+	}
 	if res.Stopped == "" && ctx.Err() != nil {
 		// proc stopped the agent on ctx's behalf.
 		res.Stopped = StoppedInterrupted
@@ -254,12 +265,15 @@ wait:
 	res.Stderr = stderr.String()
 	// Only a known CLI that failed is asked why, on what the CLI itself
 	// says. A plain command's stderr is the work's own output as much as
-	// the agent's ("want status 401"), so it is never read for problems.
+	// the agent's ("want status 401"), so it is never read for problems;
+	// nor is a CLI's whose final event said it succeeded: its exit status
+	// (ralph's stop after the linger, say) and its stderr's noise (a
+	// plugin that failed to connect) do not undo the result.
 	switch {
 	case res.Problem != nil || res.Stopped != "" || o.Format == Text:
 	case res.APIError:
 		res.Problem = Classify(res.Stderr+"\n"+lastBytes(res.FinalMessage, maxStderr), now())
-	case res.ExitCode != 0:
+	case res.ExitCode != 0 && !sawEnd:
 		res.Problem = Classify(res.Stderr, now())
 	}
 	return res, nil
@@ -293,6 +307,22 @@ var Linger = 5 * time.Second
 type ender interface {
 	ended() <-chan struct{}
 }
+
+// finalEvent makes a reader an ender: it calls end at its format's final
+// event (from the one goroutine that writes to it).
+type finalEvent struct{ done chan struct{} }
+
+func newFinalEvent() finalEvent { return finalEvent{done: make(chan struct{})} }
+
+func (f finalEvent) end() {
+	select {
+	case <-f.done:
+	default:
+		close(f.done)
+	}
+}
+
+func (f finalEvent) ended() <-chan struct{} { return f.done }
 
 // stdoutReader consumes the agent's stdout as it arrives.
 type stdoutReader interface {

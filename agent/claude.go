@@ -29,11 +29,11 @@ const maxSummary = 200
 // a result that is an API error.
 type claudeReader struct {
 	view
-	lines lines.Splitter
-	now   func() time.Time // resolves relative reset times in error messages
+	finalEvent // the first result event
+	lines      lines.Splitter
+	now        func() time.Time // resolves relative reset times in error messages
 
 	gotResult bool
-	done      chan struct{} // closed at the first result event
 	final     string
 	input     int64
 	output    int64
@@ -54,14 +54,12 @@ type claudeReader struct {
 }
 
 func newClaudeReader(shown io.Writer, now func() time.Time) *claudeReader {
-	r := &claudeReader{view: view{shown}, now: now, done: make(chan struct{})}
+	r := &claudeReader{view: view{shown}, now: now, finalEvent: newFinalEvent()}
 	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
 
 func (r *claudeReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
-
-func (r *claudeReader) ended() <-chan struct{} { return r.done }
 
 func (r *claudeReader) finish(res *Result) {
 	r.lines.Flush()
@@ -338,9 +336,7 @@ func (r *claudeReader) user(ev map[string]json.RawMessage) {
 }
 
 func (r *claudeReader) result(ev map[string]json.RawMessage) {
-	if !r.gotResult {
-		close(r.done)
-	}
+	r.end()
 	r.gotResult = true
 	r.final = str(ev["result"])
 	r.apiError = false

@@ -22,8 +22,9 @@ const codexMaxShownItems = 1024
 // in a turn that completed; tokens come from turn.completed's usage.
 type codexReader struct {
 	view
-	lines lines.Splitter
-	now   func() time.Time // resolves reset times said relative to now
+	finalEvent // turn.completed or turn.failed: codex runs one turn per exec
+	lines      lines.Splitter
+	now        func() time.Time // resolves reset times said relative to now
 
 	shownItems map[string]bool // ids of items whose call line was shown at their start (at most codexMaxShownItems)
 
@@ -36,7 +37,7 @@ type codexReader struct {
 }
 
 func newCodexReader(shown io.Writer, now func() time.Time) *codexReader {
-	r := &codexReader{view: view{shown}, now: now, shownItems: map[string]bool{}}
+	r := &codexReader{view: view{shown}, finalEvent: newFinalEvent(), now: now, shownItems: map[string]bool{}}
 	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
@@ -99,6 +100,7 @@ func (r *codexReader) line(b []byte) {
 		r.itemCompleted(ev["item"])
 	case "turn.completed":
 		r.turnCompleted(ev)
+		r.end()
 	case "turn.failed":
 		var e struct {
 			Message string `json:"message"`
@@ -106,6 +108,7 @@ func (r *codexReader) line(b []byte) {
 		json.Unmarshal(ev["error"], &e)
 		r.gotFailed, r.failed, r.completed = true, e.Message, false
 		r.printf("✗ turn failed: %s\n", oneLine(firstLine(e.Message)))
+		r.end()
 	case "error":
 		// Also the notices of the retries Codex makes on its own.
 		r.printf("✗ %s\n", oneLine(firstLine(str(ev["message"]))))

@@ -22,8 +22,9 @@ import (
 // tag may be cut between two); tokens come from the result's stats.
 type geminiReader struct {
 	view
-	lines lines.Splitter
-	now   func() time.Time // resolves reset times said relative to now
+	finalEvent // the result event
+	lines      lines.Splitter
+	now        func() time.Time // resolves reset times said relative to now
 
 	text      *tail.Buffer // the model's text since the last tool event
 	midLine   bool         // the view's last text did not end a line
@@ -37,7 +38,7 @@ type geminiReader struct {
 }
 
 func newGeminiReader(shown io.Writer, now func() time.Time) *geminiReader {
-	r := &geminiReader{view: view{shown}, now: now, text: newGeminiText()}
+	r := &geminiReader{view: view{shown}, finalEvent: newFinalEvent(), now: now, text: newGeminiText()}
 	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
@@ -239,6 +240,7 @@ func (r *geminiReader) toolResult(ev map[string]json.RawMessage) {
 }
 
 func (r *geminiReader) result(ev map[string]json.RawMessage) {
+	r.end()
 	r.gotResult = true
 	r.status = str(ev["status"])
 	var e struct {

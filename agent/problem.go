@@ -118,8 +118,11 @@ var (
 	// "try again in 2 hours 5 minutes", "retry after 30 seconds",
 	// "resets in 1h30m", "retry-after: 12".
 	inRE = lazyre.New(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
-	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00".
-	atRE = lazyre.New(`(?i)(?:resets?|again|retry)(?: at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00"; a bare
+	// number ("retry 2 of 5") is no time (see clockTime).
+	atRE = lazyre.New(`(?i)(?:resets?|again|retry)( at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
+	// Codex's reset on another day: "try again at Nov 23rd, 2026 3:05 AM".
+	dateRE = lazyre.New(`(?i)\bat ([a-z]{3})[a-z]* (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) (\d{1,2}):(\d{2}) ?(am|pm)`)
 	// An RFC 3339 time, as some CLIs print the reset.
 	stampRE  = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
 	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`)
@@ -149,20 +152,21 @@ func resetTime(text string, now time.Time) time.Time {
 			return now.Add(d)
 		}
 	}
-	if m := atRE().FindStringSubmatch(text); m != nil {
-		hour, _ := strconv.Atoi(m[1])
-		minute, _ := strconv.Atoi(m[2])
-		switch strings.ToLower(m[3]) {
-		case "pm":
-			if hour < 12 {
-				hour += 12
-			}
-		case "am":
-			if hour == 12 {
-				hour = 0
+	if m := dateRE().FindStringSubmatch(text); m != nil {
+		if month, err := time.Parse("Jan", strings.ToUpper(m[1][:1])+strings.ToLower(m[1][1:])); err == nil {
+			day, _ := strconv.Atoi(m[2])
+			year, _ := strconv.Atoi(m[3])
+			if hour, minute, ok := clockTime(m[4], m[5], m[6]); ok && day >= 1 && day <= 31 {
+				return time.Date(year, month.Month(), day, hour, minute, 0, 0, now.Location())
 			}
 		}
-		if hour > 23 || minute > 59 {
+	}
+	for _, m := range atRE().FindAllStringSubmatch(text, -1) {
+		if m[1] == "" && m[3] == "" && m[4] == "" {
+			continue // "retry 2 of 5", "again 1 minute later"
+		}
+		hour, minute, ok := clockTime(m[2], m[3], m[4])
+		if !ok {
 			return time.Time{}
 		}
 		local := now.Local()
@@ -173,4 +177,22 @@ func resetTime(text string, now time.Time) time.Time {
 		return t
 	}
 	return time.Time{}
+}
+
+// clockTime reads a time of day from its hour, minute ("" for none) and
+// am or pm ("" for a 24-hour clock); ok is false for no such time.
+func clockTime(h, m, ampm string) (hour, minute int, ok bool) {
+	hour, _ = strconv.Atoi(h)
+	minute, _ = strconv.Atoi(m)
+	switch strings.ToLower(ampm) {
+	case "pm":
+		if hour < 12 {
+			hour += 12
+		}
+	case "am":
+		if hour == 12 {
+			hour = 0
+		}
+	}
+	return hour, minute, hour <= 23 && minute <= 59
 }

@@ -19,6 +19,14 @@ func TestClassify(t *testing.T) {
 		{"Rate limited; retry after 30 seconds", RateLimited, now.Add(30 * time.Second)},
 		{"usage limit reached, resets at 9:30 am", RateLimited, time.Date(2026, 3, 5, 9, 30, 0, 0, time.Local)},
 		{"quota exceeded until 2026-03-04T12:00:00Z", RateLimited, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)},
+		// A number after "retry" or "again" is a time only with "at", a
+		// minute or am/pm.
+		{"Error: 429 Too Many Requests (retry 2 of 5 failed)", RateLimited, time.Time{}},
+		{"rate limited, try again 1 minute later", RateLimited, now.Add(time.Minute)},
+		{"429: retry 2 of 5 failed; resets at 11:30", RateLimited, time.Date(2026, 3, 4, 11, 30, 0, 0, time.Local)},
+		// Codex, when the reset is on another day.
+		{"You have hit your usage limit. Upgrade to Pro or try again at Mar 6th, 2026 3:05 AM.", RateLimited, time.Date(2026, 3, 6, 3, 5, 0, 0, time.Local)},
+		{"You've hit your usage limit. Try again at Dec 1st, 2026 12:40 PM.", RateLimited, time.Date(2026, 12, 1, 12, 40, 0, 0, time.Local)},
 		{"RESOURCE_EXHAUSTED: Too Many Requests", RateLimited, time.Time{}},
 		{"You have exhausted your daily quota on this model.", RateLimited, time.Time{}},
 		{"API key not valid. Please pass a valid API key.", Permanent, time.Time{}},

@@ -200,7 +200,8 @@ func Run(ctx context.Context, o Options) (err error) {
 			o.warn("%v", err)
 		}
 	}()
-	retries := 0 // problems in a row, for the backoff
+	retries := 0    // problems in a row, for the backoff
+	transients := 0 // transient errors in a row, for agent.max_retries
 	loaded := o.harnessSum()
 	for n := 0; ; {
 		if ctx.Err() != nil {
@@ -245,20 +246,26 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		n++
-		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals, retries: retries}
+		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals,
+			retries: retries, transients: transients}
 		err = it.run(ctx, f, story)
 		totals = it.entry.Totals
 		var wait *waitError
 		switch {
 		case errors.As(err, &wait):
-			retries = wait.retries
+			retries, transients = wait.retries, wait.transients
+			// A limit reached stops the loop at the next pick: no wait
+			// for an iteration that will not run.
+			if o.limit(totals, n) != "" {
+				continue
+			}
 			if err := o.wait(ctx, wait, &totals); err != nil {
 				return err
 			}
 		case err != nil:
 			return err
 		default:
-			retries = 0
+			retries, transients = 0, 0
 		}
 	}
 }
@@ -275,24 +282,31 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 	if story == nil {
 		return nil, noStory(f)
 	}
-	left := len(f.Stories) - countPassing(f)
-	l := o.Config.Limits
-	var reason string
-	switch {
-	case o.MaxIterations > 0 && n >= o.MaxIterations:
-		reason = plural.Of(n, "1 iteration run, as asked", "%d iterations run, as asked")
-	case l.MaxIterations > 0 && t.Iterations >= l.MaxIterations:
-		reason = fmt.Sprintf("loop.max_iterations = %d reached (%d iterations in progress.txt)", l.MaxIterations, t.Iterations)
-	case l.MaxDuration > 0 && t.Elapsed >= l.MaxDuration:
-		reason = fmt.Sprintf("loop.max_duration = %s reached", l.MaxDuration)
-	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
-		reason = fmt.Sprintf("loop.max_cost_usd = %g reached ($%.4f spent)", l.MaxCostUSD, t.CostUSD)
-	case l.MaxTokens > 0 && t.Tokens >= l.MaxTokens:
-		reason = fmt.Sprintf("loop.max_tokens = %d reached (%d used)", l.MaxTokens, t.Tokens)
-	default:
+	reason := o.limit(t, n)
+	if reason == "" {
 		return story, nil
 	}
+	left := len(f.Stories) - countPassing(f)
 	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+}
+
+// limit says which limit the run has reached with totals t after n
+// iterations of this invocation; "" for none.
+func (o *Options) limit(t progress.Totals, n int) string {
+	l := o.Config.Limits
+	switch {
+	case o.MaxIterations > 0 && n >= o.MaxIterations:
+		return plural.Of(n, "1 iteration run, as asked", "%d iterations run, as asked")
+	case l.MaxIterations > 0 && t.Iterations >= l.MaxIterations:
+		return fmt.Sprintf("loop.max_iterations = %d reached (%d iterations in progress.txt)", l.MaxIterations, t.Iterations)
+	case l.MaxDuration > 0 && t.Elapsed >= l.MaxDuration:
+		return fmt.Sprintf("loop.max_duration = %s reached", l.MaxDuration)
+	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
+		return fmt.Sprintf("loop.max_cost_usd = %g reached ($%.4f spent)", l.MaxCostUSD, t.CostUSD)
+	case l.MaxTokens > 0 && t.Tokens >= l.MaxTokens:
+		return fmt.Sprintf("loop.max_tokens = %d reached (%d used)", l.MaxTokens, t.Tokens)
+	}
+	return ""
 }
 
 // killOrphans kills what who left running out of its process group when
@@ -506,8 +520,9 @@ type iteration struct {
 	totals progress.Totals
 	start  time.Time
 	entry  progress.Entry
-	// retries counts the problems in a row before this iteration.
-	retries int
+	// retries counts the problems in a row before this iteration, and
+	// transients the transient errors among the last of them.
+	retries, transients int
 	// prev is the story's last attempt before this iteration, nil if none.
 	prev *progress.Entry
 	// outputs are the failed checks' kept outputs, by name, for the
@@ -971,16 +986,21 @@ func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	}
 	e.AgentNote = strings.TrimPrefix(e.AgentNote+" · ", " · ") + p.Kind.String() + ": " + p.Message
 	e.Claim = ""
-	retries := it.retries + 1
+	retries, transients := it.retries+1, 0
+	if p.Kind == agent.Transient {
+		// Rate limits are waited out, whatever their number: only
+		// server errors in a row count toward agent.max_retries.
+		transients = it.transients + 1
+	}
 	var err error
 	switch {
 	case p.Kind == agent.Permanent:
 		err = &AgentError{Problem: p}
-	case p.Kind == agent.Transient && retries > o.Config.Agent.MaxRetries:
-		p.Message += fmt.Sprintf(" (%s in a row)", plural.Of(retries, "1 time", "%d times"))
+	case transients > o.Config.Agent.MaxRetries:
+		p.Message += fmt.Sprintf(" (%s in a row)", plural.Of(transients, "1 time", "%d times"))
 		err = &AgentError{Problem: p}
 	default:
-		err = &waitError{problem: p, retries: retries}
+		err = &waitError{problem: p, retries: retries, transients: transients}
 	}
 	o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: p.Message,
 		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, p.Message)})
@@ -992,8 +1012,8 @@ func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 
 // waitError asks Run to wait before the next iteration.
 type waitError struct {
-	problem agent.Problem
-	retries int
+	problem             agent.Problem
+	retries, transients int // as the iteration counts them, this one included
 }
 
 func (e *waitError) Error() string { return e.problem.Kind.String() + ": " + e.problem.Message }

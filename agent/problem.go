@@ -42,7 +42,7 @@ func (k ProblemKind) String() string {
 type Problem struct {
 	Kind    ProblemKind
 	Message string    // the line that told, cut to one line
-	ResetAt time.Time // when a rate limit lifts, if the agent said; zero if not
+	ResetAt time.Time // when a rate limit lifts, or a server down said to come back; zero if not said
 }
 
 // The patterns are compiled when first needed, not when ralph starts:
@@ -66,7 +66,7 @@ func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *
 		msg = oneLine(fallback)
 	}
 	p = &Problem{Kind: kind, Message: msg}
-	if kind == RateLimited {
+	if kind != Permanent {
 		p.ResetAt = resetTime(text, now)
 	}
 	return p
@@ -91,8 +91,10 @@ func Classify(text string, now time.Time) *Problem {
 		if loc == nil {
 			continue
 		}
+		// A server down for maintenance may say until when, as a rate
+		// limit does.
 		p := &Problem{Kind: c.kind, Message: lineAround(text, loc[0])}
-		if c.kind == RateLimited {
+		if c.kind != Permanent {
 			p.ResetAt = resetTime(text, now)
 		}
 		return p

@@ -31,6 +31,7 @@ func TestClassify(t *testing.T) {
 		{"You have exhausted your daily quota on this model.", RateLimited, time.Time{}},
 		{"API key not valid. Please pass a valid API key.", Permanent, time.Time{}},
 		{"API Error: 529 Overloaded", Transient, time.Time{}},
+		{"API error 503 (server_error): maintenance; the server asked to wait until 2026-03-04T11:00:00Z", Transient, time.Date(2026, 3, 4, 11, 0, 0, 0, time.UTC)},
 		{"Error: 500 Internal Server Error", Transient, time.Time{}},
 		{"TypeError: fetch failed (ECONNREFUSED)", Transient, time.Time{}},
 		{"stream disconnected before completion", Transient, time.Time{}},

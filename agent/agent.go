@@ -165,7 +165,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		argv = append(argv[:len(argv):len(argv)], PromptArgs(o.PromptFlag, o.Prompt)...)
+		args := PromptArgs(o.PromptFlag, o.Prompt)
+		if n := len(args[len(args)-1]); n > MaxArg {
+			return res, fmt.Errorf("run agent %s: the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", prog, n, MaxArg)
+		}
+		argv = append(argv[:len(argv):len(argv)], args...)
 	} else {
 		stdin = strings.NewReader(o.Prompt)
 	}
@@ -278,6 +282,11 @@ wait:
 	}
 	return res, nil
 }
+
+// MaxArg is the longest argument a program can be given (Linux's limit on
+// one argument, its terminating NUL aside): a prompt passed as an argument
+// must fit.
+const MaxArg = 128<<10 - 1
 
 // Find checks that prog can be executed the way Run will run it: by
 // searching $PATH for a bare name, or as a path relative to dir (where the

@@ -462,3 +462,19 @@ func TestFindRelativeDir(t *testing.T) {
 		t.Errorf(`Find("./agent.sh", ".") = %v, want it found in the directory`, err)
 	}
 }
+
+// TestPromptArgTooLong: a prompt too long for one argument is refused with
+// what to do, not left to the system's "argument list too long".
+func TestPromptArgTooLong(t *testing.T) {
+	o := script("true")
+	o.PromptArg = true
+	o.Prompt = strings.Repeat("x", MaxArg+1)
+	_, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "one argument holds at most 131071") || !strings.Contains(err.Error(), `agent.prompt = "stdin"`) {
+		t.Errorf("Run error = %v, want the prompt's length and what to do", err)
+	}
+	o.Prompt = strings.Repeat("x", MaxArg)
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Errorf("a prompt of %d bytes: %v", MaxArg, err)
+	}
+}

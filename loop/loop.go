@@ -545,6 +545,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		StoryID:    story.ID,
 		StoryTitle: story.Title,
 		Attempt:    attempt,
+		// Until the agent has run: an iteration that ends before (its
+		// start failed) records no exit status of it.
+		AgentExit: -1,
 	}
 	prompt, prev, err := buildPrompt(o, it.tmpl, f, story, number, it.commit)
 	it.prev = prev

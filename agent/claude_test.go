@@ -78,6 +78,12 @@ func TestClaudeEvents(t *testing.T) {
 			res:   Result{FinalMessage: "ok", InputTokens: 60, OutputTokens: 5, CostUSD: 1.5, CostKnown: true},
 		},
 		{
+			name:  "impossible usage: counts below zero are none",
+			input: `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":-3,"usage":{"input_tokens":-10,"output_tokens":-5}}` + "\n",
+			shown: "✓ result: 1 turn\n",
+			res:   Result{FinalMessage: "ok"},
+		},
+		{
 			name:  "result without cost",
 			input: `{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":50,"usage":{"input_tokens":1,"output_tokens":1}}` + "\n",
 			shown: "✓ result (error_max_turns): 50 turns\n",

@@ -36,6 +36,11 @@ func (o *Options) gitTree(ctx context.Context) bool {
 // is not ralph's to commit. It returns the short id of the commit, or ""
 // when there was nothing to commit.
 func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
+	// A commit runs programs the repository names (a filter, a signer)
+	// that may hang: a second signal stops it, as it stops every child.
+	// The guard's listings run none and are not cut short.
+	ctx, cancel := proc.UntilKilled(ctx)
+	defer cancel()
 	if _, err := git(ctx, dir, "add", "--all", "--", pathspec); err != nil {
 		return "", err
 	}
@@ -51,6 +56,8 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 
 // gitDirty reports whether the work directory has uncommitted changes.
 func gitDirty(ctx context.Context, dir string) bool {
+	ctx, cancel := proc.UntilKilled(ctx) // status runs filters too
+	defer cancel()
 	out, err := git(ctx, dir, "status", "--porcelain", "--", ".")
 	return err == nil && strings.TrimSpace(out) != ""
 }
@@ -74,8 +81,6 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 
 // gitWith is git with stdin as the command's input.
 func gitWith(ctx context.Context, dir, stdin string, args ...string) (string, error) {
-	ctx, cancel := proc.UntilKilled(ctx)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
 	// A program git started (a signer, a filter) may hold its output open

@@ -3,13 +3,10 @@ package loop
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,8 +89,6 @@ type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]fileState // sum unset (but for protected ones): only a deletion is undone
 	tree      [32]byte             // treeSum before the agent, for the stall breaker
-	hidden    map[string]bool      // hiddenFiles before the agent
-	rules     ignoreRules          // the ignore rules then, where hidden is listed
 }
 
 // guardGlobs are the guard's globs, compiled once per harness.toml.
@@ -122,12 +117,6 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	s.tree = treeSum(files)
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
-	}
-	if s.hidden, err = o.hiddenFiles(ctx); err != nil {
-		return s, err
-	}
-	if s.hidden != nil {
-		s.rules = o.ignoreRules(ctx, files)
 	}
 	globs := o.guardGlobs()
 	kept := 0
@@ -206,34 +195,6 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 				return nil, false, err
 			}
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
-		}
-	}
-	// A new protected file that a new ignore rule hides from the listing
-	// above is new all the same; one that an old rule hides (a cache the
-	// tests write) is no more watched than before.
-	hidden, err := o.hiddenFiles(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	var fresh []string
-	for entry := range hidden {
-		if !s.hidden[entry] {
-			fresh = append(fresh, entry)
-		}
-	}
-	fresh, err = o.newlyIgnored(ctx, s.rules, fresh)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, entry := range fresh {
-		for _, name := range o.filesOf(entry) {
-			if _, was := s.protected[name]; was || now[name] || !protect.Match(name) {
-				continue
-			}
-			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-				return nil, false, err
-			}
-			found = append(found, fmt.Sprintf("%s: the agent created this protected file and had git ignore it; ralph removed it", name))
 		}
 	}
 	more, err := s.guardProtected(o, byAgent)
@@ -387,113 +348,6 @@ func dirsOf(root, name string) iter.Seq[string] {
 type fileInfo struct {
 	name string
 	info fs.FileInfo
-}
-
-// hiddenFiles lists what git ignores where a protected glob can match: each
-// file, or a directory ignored whole, as git names it ("build/"). Outside a
-// git work tree, or with no protected globs, it is empty: nothing is
-// ignored there. projectFiles leaves these out, as ignored files are not
-// watched; but one that an ignore rule hides only since the agent ran is
-// the agent's doing.
-func (o *Options) hiddenFiles(ctx context.Context) (map[string]bool, error) {
-	roots := o.guardGlobs().protect.Roots()
-	if len(roots) == 0 || !o.gitTree(ctx) {
-		return nil, nil
-	}
-	args := append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--"}, roots...)
-	out, err := git(ctx, o.Dir, args...)
-	if err != nil {
-		return nil, err
-	}
-	hidden := map[string]bool{}
-	for _, f := range strings.Split(out, "\x00") {
-		if f != "" {
-			hidden[f] = true
-		}
-	}
-	return hidden, nil
-}
-
-// ignoreRules are the lines of the project's ignore files, by the file's
-// absolute path: each .gitignore among files, and the repository's
-// info/exclude (an empty set when there is none yet).
-type ignoreRules map[string]map[string]bool
-
-func (o *Options) ignoreRules(ctx context.Context, files []fileInfo) ignoreRules {
-	rules := ignoreRules{}
-	add := func(file string) {
-		lines := map[string]bool{}
-		data, _ := readbuf.ReadFile(nil, file)
-		for line := range strings.Lines(string(data)) {
-			lines[strings.TrimRight(line, " \t\r\n")] = true
-		}
-		rules[file] = lines
-	}
-	for _, f := range files {
-		if path.Base(f.name) == ".gitignore" {
-			add(filepath.Join(o.Dir, f.name))
-		}
-	}
-	if out, err := git(ctx, o.Dir, "rev-parse", "--git-path", "info/exclude"); err == nil {
-		add(o.abs(strings.TrimSpace(out)))
-	}
-	return rules
-}
-
-// newlyIgnored returns the entries of hiddenFiles that a rule added since
-// rules were read hides: a new line in one of those files, or a new
-// .gitignore in the project. A rule from elsewhere (git's global excludes,
-// a .gitignore above the work directory) counts as old.
-func (o *Options) newlyIgnored(ctx context.Context, rules ignoreRules, entries []string) ([]string, error) {
-	if len(entries) == 0 {
-		return nil, nil
-	}
-	out, err := gitWith(ctx, o.Dir, strings.Join(entries, "\x00")+"\x00", "check-ignore", "-v", "-z", "--no-index", "--stdin")
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return nil, nil // none is ignored now: nothing hides them
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Records of four fields: source, line number, pattern, path.
-	fields := strings.Split(out, "\x00")
-	var fresh []string
-	for i := 0; i+3 < len(fields); i += 4 {
-		source, pattern, entry := o.abs(fields[i]), strings.TrimRight(fields[i+2], " \t\r"), fields[i+3]
-		lines, known := rules[source]
-		inProject := strings.HasPrefix(source, filepath.Clean(o.Dir)+string(filepath.Separator))
-		if known && !lines[pattern] || !known && inProject {
-			fresh = append(fresh, entry)
-		}
-	}
-	return fresh, nil
-}
-
-// abs returns path, relative to the work directory or absolute, as an
-// absolute path.
-func (o *Options) abs(name string) string {
-	if filepath.IsAbs(name) {
-		return filepath.Clean(name)
-	}
-	return filepath.Join(o.Dir, name)
-}
-
-// filesOf returns the files of hiddenFiles' entry: the file itself, or
-// those in the directory, as paths from the work directory.
-func (o *Options) filesOf(entry string) []string {
-	if !strings.HasSuffix(entry, "/") {
-		return []string{entry}
-	}
-	var names []string
-	filepath.WalkDir(filepath.Join(o.Dir, entry), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(o.Dir, p)
-			names = append(names, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return names
 }
 
 // projectFiles lists the work directory's files, relative and slash-

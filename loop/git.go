@@ -76,19 +76,11 @@ var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=f
 const maxGitMessage = 1000
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	return gitWith(ctx, dir, "", args...)
-}
-
-// gitWith is git with stdin as the command's input.
-func gitWith(ctx context.Context, dir, stdin string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
 	// A program git started (a signer, a filter) may hold its output open
 	// after git is killed: it is left to killOrphans.
 	cmd.WaitDelay = time.Second
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

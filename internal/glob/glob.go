@@ -6,7 +6,6 @@ package glob
 import (
 	"errors"
 	"path"
-	"slices"
 	"strings"
 )
 
@@ -69,40 +68,6 @@ func Compile(patterns ...string) Set {
 		}
 	}
 	return s
-}
-
-// Roots returns the directories under which the set's globs can match a
-// name: each glob's leading literal segments but its last, "." for a glob
-// that can match at the top. A root under another is left out.
-func (s Set) Roots() []string {
-	var roots []string
-	for _, g := range s.globs {
-		var dir []string
-		for _, seg := range g[:len(g)-1] {
-			if seg.kind != literal {
-				break
-			}
-			dir = append(dir, seg.glob)
-		}
-		roots = append(roots, strings.Join(dir, "/"))
-	}
-	slices.Sort(roots)
-	kept := roots[:0]
-	for _, r := range roots {
-		if len(kept) > 0 {
-			last := kept[len(kept)-1]
-			if last == "" || r == last || strings.HasPrefix(r, last+"/") {
-				continue
-			}
-		}
-		kept = append(kept, r)
-	}
-	for i, r := range kept {
-		if r == "" {
-			kept[i] = "."
-		}
-	}
-	return kept
 }
 
 // Match reports whether name matches one of the set's globs.

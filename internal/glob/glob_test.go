@@ -2,7 +2,6 @@ package glob
 
 import (
 	"path"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -112,25 +111,6 @@ func BenchmarkSet(b *testing.B) {
 	for b.Loop() {
 		for _, n := range names {
 			s.Match(n)
-		}
-	}
-}
-
-func TestRoots(t *testing.T) {
-	for _, c := range []struct {
-		globs []string
-		want  []string
-	}{
-		{nil, nil},
-		{[]string{"migrations/**"}, []string{"migrations"}},
-		{[]string{"scripts/ci/check.sh", "scripts/*.sh", "db/m*/x.sql"}, []string{"db", "scripts"}},
-		{[]string{"a/b/**", "a/bc/*", "a/b/c/*"}, []string{"a/b", "a/bc"}},
-		{[]string{"check.sh", "migrations/**"}, []string{"."}},
-		{[]string{"**/*.sql"}, []string{"."}},
-		{[]string{"src/[ab]/x"}, []string{"src"}},
-	} {
-		if got := Compile(c.globs...).Roots(); !slices.Equal(got, c.want) {
-			t.Errorf("Roots of %q = %q, want %q", c.globs, got, c.want)
 		}
 	}
 }

@@ -244,17 +244,16 @@ func normalise(line string) string {
 	return strings.Join(strings.Fields(line), " ")
 }
 
-// numbersOut replaces the numbers of line with N, but for those that end a
-// name (TestLogin/case_2, test_v1, test_add[3]): a new failing case differs
-// from a known one by those digits alone.
+// numbersOut replaces the numbers of line with N, but for those in a name
+// (TestLogin/case_2, test_v1, test_add[3]): a new failing case differs from
+// a known one by those digits alone. A name is a word that begins with a
+// letter or "_"; a timestamp's 22T10 or a duration's 1m30s are no names.
 func numbersOut(line string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range numberRE().FindAllStringIndex(line, -1) {
-		if m[0] > 0 {
-			if c := line[m[0]-1]; c == '_' || c == '[' || 'a' <= c|0x20 && c|0x20 <= 'z' {
-				continue
-			}
+		if inName(line, m[0]) {
+			continue
 		}
 		b.WriteString(line[last:m[0]])
 		b.WriteByte('N')
@@ -267,6 +266,25 @@ func numbersOut(line string) string {
 	return b.String()
 }
 
+// inName reports whether the digits at line[i:] are part of a name: the
+// word they are in begins with a letter or "_", or they are a case's
+// number in brackets (test_add[3]).
+func inName(line string, i int) bool {
+	if i > 0 && line[i-1] == '[' {
+		return true
+	}
+	start := i
+	for start > 0 && isWordByte(line[start-1]) {
+		start--
+	}
+	c := line[start]
+	return c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
 // coarse is a normalised line with every number replaced, as baselines
 // taken before numbersOut kept the digits of names: such a baseline still
 // knows its failures.
@@ -275,13 +293,18 @@ func coarse(line string) string {
 }
 
 // ending is how a failed check ended, kept with a baseline's failure lines:
-// a check that now times out, crashes or exits otherwise (a build that no
-// longer compiles) does not fail as it did, whatever lines it printed.
+// a check that now times out or crashes does not fail as it did, whatever
+// lines it printed. Another exit status is no other ending: some runners
+// exit with the number of failures (mocha, Catch2), which a known failure
+// fixed or flaky changes.
 func ending(r checks.Result) string {
-	if r.TimedOut {
+	switch {
+	case r.TimedOut:
 		return "(timed out)"
+	case r.ExitCode > 128 || r.ExitCode < 0:
+		return "(crashed)"
 	}
-	return fmt.Sprintf("(exit status %d)", r.ExitCode)
+	return "(failed)"
 }
 
 // endingOf returns the ending kept in a baseline's excerpt, "" when it has
@@ -289,7 +312,8 @@ func ending(r checks.Result) string {
 func endingOf(excerpt string) string {
 	for line := range strings.Lines(excerpt) {
 		line = strings.TrimSpace(line)
-		if line == "(timed out)" || strings.HasPrefix(line, "(exit status ") && strings.HasSuffix(line, ")") {
+		switch line {
+		case "(timed out)", "(crashed)", "(failed)":
 			return line
 		}
 	}

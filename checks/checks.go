@@ -5,6 +5,7 @@
 package checks
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -39,6 +40,7 @@ type Result struct {
 	TimedOut bool          // stopped because it ran past Check.Timeout
 	Output   string        // the last TailBytes of combined stdout+stderr (all of it when shorter)
 	Cut      bool          // Output is the end of a longer output: its first line may be cut anywhere
+	Lines    int           // how many lines the whole output had
 	Err      error         // could not start (e.g. no sh), or cancelled before it started
 	Tests    int           // how many tests the output reported; -1 when it reported none
 }
@@ -118,7 +120,8 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	}
 	tailOut := tail.New(o.TailBytes)
 	tests := newTestCounter()
-	out := io.MultiWriter(tailOut, tests)
+	var lines lineCounter
+	out := io.MultiWriter(tailOut, tests, &lines)
 	if o.Watch != nil {
 		if w := o.Watch(i); w != nil {
 			out = io.MultiWriter(out, w)
@@ -149,7 +152,7 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	}
 	res.ExitCode = p.Wait()
 	res.Duration = o.Now().Sub(start)
-	res.Output, res.Cut = tailOut.String(), tailOut.Truncated()
+	res.Output, res.Cut, res.Lines = tailOut.String(), tailOut.Truncated(), int(lines)
 	if o.Redact != nil {
 		res.Output = o.Redact(res.Output)
 	}
@@ -220,3 +223,11 @@ func Excerpt(out string, maxLines int) string {
 
 // cutLine cuts l to maxExcerptLine bytes on a rune boundary, marking the cut.
 func cutLine(l string) string { return textcut.Head(l, maxExcerptLine, "…") }
+
+// lineCounter counts the line ends written to it.
+type lineCounter int
+
+func (n *lineCounter) Write(p []byte) (int, error) {
+	*n += lineCounter(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}

@@ -844,7 +844,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 				if it.outputs == nil {
 					it.outputs = map[string]output{}
 				}
-				it.outputs[r.Name] = output{r.Output, r.Cut}
+				it.outputs[r.Name] = output{r.Output, r.Cut, r.Lines}
 			}
 			c.Known = known[i]
 			if r.Required && !c.Known {

@@ -348,9 +348,10 @@ func fingerprint(e progress.Entry, outputs map[string]output, changed bool) stri
 		}
 		// The end of a longer output begins anywhere, with as many lines as
 		// fit: its first line, its first failures and their number move
-		// with the output's length. Its last failures do not.
+		// with the output's length. Its last failures do not, nor the
+		// number of lines of the whole, which a failure fixed changes.
 		_, text, _ := strings.Cut(out.text, "\n")
-		fmt.Fprintf(h, "check %s: the end\n", c.Name)
+		fmt.Fprintf(h, "check %s: the end of %d lines\n", c.Name, out.lines)
 		for _, l := range lastFailures(text, 3) {
 			fmt.Fprintf(h, "  %s\n", l)
 		}
@@ -362,8 +363,9 @@ func fingerprint(e progress.Entry, outputs map[string]output, changed bool) stri
 // output is a check's kept output and whether it is the end of a longer one
 // (checks.Result's Output and Cut).
 type output struct {
-	text string
-	cut  bool
+	text  string
+	cut   bool
+	lines int // of the whole output
 }
 
 // repeats counts the story's latest attempts, newest first, that ended with

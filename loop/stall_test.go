@@ -51,26 +51,30 @@ func TestFingerprint(t *testing.T) {
 
 // TestFingerprintCut: of an output longer than ralph keeps, the end is
 // read, which begins anywhere: the same failures with a few bytes more or
-// less give the same fingerprint; another last failure does not.
+// less give the same fingerprint; another last failure, or one failure
+// fewer anywhere, does not.
 func TestFingerprintCut(t *testing.T) {
 	e := progress.Entry{Checks: []progress.Check{{Name: "test"}}}
-	tail := func(pad int, last string) map[string]output {
+	tail := func(first, pad int, last string) map[string]output {
 		var b strings.Builder
-		for i := range 400 {
+		for i := first; i < 400; i++ {
 			fmt.Fprintf(&b, "--- FAIL: TestThing%d\n", i)
 		}
 		b.WriteString(strings.Repeat("x", pad) + "\n" + last + "\n")
 		out := b.String()
-		return map[string]output{"test": {text: out[len(out)-checks.DefaultTailBytes:], cut: true}}
+		return map[string]output{"test": {text: out[len(out)-checks.DefaultTailBytes:], cut: true, lines: strings.Count(out, "\n")}}
 	}
-	a := fingerprint(e, tail(0, "FAIL pkg"), false)
+	a := fingerprint(e, tail(0, 0, "FAIL pkg"), false)
 	for pad := 1; pad < 13; pad++ {
-		if b := fingerprint(e, tail(pad, "FAIL pkg"), false); b != a {
+		if b := fingerprint(e, tail(0, pad, "FAIL pkg"), false); b != a {
 			t.Errorf("%d bytes more of the same output changed the fingerprint: %s, %s", pad, a, b)
 		}
 	}
-	if fingerprint(e, tail(0, "FAIL other"), false) == a {
+	if fingerprint(e, tail(0, 0, "FAIL other"), false) == a {
 		t.Error("another last failure did not change the fingerprint")
+	}
+	if fingerprint(e, tail(1, 0, "FAIL pkg"), false) == a {
+		t.Error("the first failure fixed, far from the end, did not change the fingerprint")
 	}
 }
 

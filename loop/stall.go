@@ -241,7 +241,8 @@ func normalise(line string) string {
 	line = tmpRE().ReplaceAllString(line, "/tmp/…")
 	line = hexRE().ReplaceAllString(line, "#")
 	line = numbersOut(line)
-	return strings.Join(strings.Fields(line), " ")
+	// Padding varies with the number it pads (pytest's "[ 50%]", "[100%]").
+	return strings.ReplaceAll(strings.Join(strings.Fields(line), " "), "[ ", "[")
 }
 
 // numbersOut replaces the numbers of line with N, but for those in a name
@@ -252,7 +253,7 @@ func numbersOut(line string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range numberRE().FindAllStringIndex(line, -1) {
-		if inName(line, m[0]) {
+		if inName(line, m[0], m[1]) {
 			continue
 		}
 		b.WriteString(line[last:m[0]])
@@ -266,12 +267,12 @@ func numbersOut(line string) string {
 	return b.String()
 }
 
-// inName reports whether the digits at line[i:] are part of a name: the
-// word they are in begins with a letter or "_", or they are a case's
-// number in brackets (test_add[3]).
-func inName(line string, i int) bool {
+// inName reports whether the number at line[i:j] is part of a name: the
+// word it is in begins with a letter or "_", or it is a case's number in
+// brackets right after a name (test_add[3], not [12ms] or [100%]).
+func inName(line string, i, j int) bool {
 	if i > 0 && line[i-1] == '[' {
-		return true
+		return i > 1 && isWordByte(line[i-2]) && j < len(line) && line[j] == ']'
 	}
 	start := i
 	for start > 0 && isWordByte(line[start-1]) {
@@ -292,32 +293,34 @@ func coarse(line string) string {
 	return numberRE().ReplaceAllString(line, "N")
 }
 
-// ending is how a failed check ended, kept with a baseline's failure lines:
-// a check that now times out or crashes does not fail as it did, whatever
-// lines it printed. Another exit status is no other ending: some runners
-// exit with the number of failures (mocha, Catch2), which a known failure
-// fixed or flaky changes.
+// ending is how a failed check ended, kept after a baseline's failure
+// lines: a check that now times out or crashes does not fail as it did,
+// whatever lines it printed. Another exit status is no other ending: some
+// runners exit with the number of failures (mocha, Catch2), which a known
+// failure fixed or flaky changes; a crash is a death by a signal that says
+// one (SIGILL to SIGKILL, SIGSEGV), as the shell reports it.
 func ending(r checks.Result) string {
 	switch {
 	case r.TimedOut:
 		return "(timed out)"
-	case r.ExitCode > 128 || r.ExitCode < 0:
+	case r.ExitCode < 0, r.ExitCode >= 128+4 && r.ExitCode <= 128+9, r.ExitCode == 128+11:
 		return "(crashed)"
 	}
 	return "(failed)"
 }
 
-// endingOf returns the ending kept in a baseline's excerpt, "" when it has
-// none (a baseline taken before endings were kept).
-func endingOf(excerpt string) string {
-	for line := range strings.Lines(excerpt) {
-		line = strings.TrimSpace(line)
-		switch line {
-		case "(timed out)", "(crashed)", "(failed)":
-			return line
-		}
+// endingOf splits a baseline's excerpt into its failure lines and the ending
+// kept on its last line; "" for a baseline taken before endings were kept.
+func endingOf(excerpt string) (lines, end string) {
+	rest, last := "", strings.TrimRight(excerpt, "\n")
+	if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+		rest, last = last[:i], last[i+1:]
 	}
-	return ""
+	switch strings.TrimSpace(last) {
+	case "(timed out)", "(crashed)", "(failed)":
+		return rest, strings.TrimSpace(last)
+	}
+	return excerpt, ""
 }
 
 // fingerprint identifies an unsuccessful iteration: which checks failed and
@@ -435,10 +438,11 @@ func knownFailure(baseline []progress.Check, name string, now []string, end stri
 		if len(now) == 0 {
 			return false // a silent failure is no known one
 		}
-		if was := endingOf(b.Excerpt); was != "" && was != end {
+		lines, was := endingOf(b.Excerpt)
+		if was != "" && was != end {
 			return false
 		}
-		before := failureLines(b.Excerpt)
+		before := failureLines(lines)
 		for _, l := range now {
 			if !slices.Contains(before, l) && !slices.Contains(before, coarse(l)) {
 				return false

@@ -180,6 +180,11 @@ func TestKnownFailure(t *testing.T) {
 			t.Errorf("a new numbered case is taken for known: %q", out)
 		}
 	}
+	// Nor are a duration's or a share's in brackets, after a name or not.
+	bracketed := []progress.Check{{Name: "unit", Excerpt: "(fail) math > sub [0.30ms]\ntests/test_x.py::test_old FAILED [100%]"}}
+	if !known(bracketed, "unit", "(fail) math > sub [0.41ms]\ntests/test_x.py::test_old FAILED [ 50%]") {
+		t.Error("a failure whose bracketed duration and share changed is not known")
+	}
 	// The digits of a time or a duration are no name's.
 	timed := []progress.Check{{Name: "unit", Excerpt: "FAIL: TestDeadline: want after 2026-11-22T10:05:07Z (1m30.5s)"}}
 	if !known(timed, "unit", "FAIL: TestDeadline: want after 2026-11-22T11:05:09Z (1m31.2s)") {
@@ -212,6 +217,18 @@ func TestKnownFailureEnding(t *testing.T) {
 	}
 	if !knownFailure(baseline, "unit", out, ending(checks.Result{ExitCode: 2})) {
 		t.Error("the same failure with another exit status is not known")
+	}
+	// mocha exits with the number of failures: 130 of them is no crash.
+	many := []progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestOld\n" + ending(checks.Result{ExitCode: 130})}}
+	if !knownFailure(many, "unit", out, ending(checks.Result{ExitCode: 125})) {
+		t.Error("an exit status past 128 that no crash gives is taken for a crash")
+	}
+	// An output with no failure word is kept whole, its ending after it,
+	// and read back so (prettier --check, gofmt -l, diff).
+	plain := "[warn] src/old.js\n[warn] Code style issues found in the above file.\n"
+	kept := []progress.Check{{Name: "fmt", Excerpt: strings.Join(append(collect(plain, 1), ending(failed)), "\n")}}
+	if !knownFailure(kept, "fmt", collect(plain, 1), ending(failed)) {
+		t.Errorf("a failure without failure words is not known against its own baseline %q", kept[0].Excerpt)
 	}
 	// A baseline kept before endings were: the lines alone decide.
 	if !knownFailure([]progress.Check{{Name: "unit", Excerpt: "--- FAIL: TestOld"}}, "unit", out, ending(checks.Result{ExitCode: 2})) {

@@ -668,10 +668,12 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if res.Stopped != "" {
 		stopped = e.AgentNote
 	}
-	byFiles := slices.ContainsFunc(e.Tampered, func(t string) bool {
-		return !strings.HasSuffix(t, " before: "+ratchetRule)
+	// What was tampered with, for the verdict's reason: only the ratchet's
+	// count, or only by the checks.
+	onlyFewerTests := !slices.ContainsFunc(e.Tampered, func(t string) bool {
+		return !strings.HasSuffix(t, refusalEnd)
 	})
-	byAgentToo := slices.ContainsFunc(e.Tampered, func(t string) bool {
+	onlyByChecks := !slices.ContainsFunc(e.Tampered, func(t string) bool {
 		return !strings.Contains(t, ": "+byChecks+" ")
 	})
 	v := Judge(Evidence{
@@ -679,8 +681,8 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		FailedRequired: failed,
 		Known:          knownFailures(e.Checks),
 		Tampered:       len(e.Tampered) > 0,
-		FewerTests:     !byFiles,
-		ByChecks:       !byAgentToo,
+		FewerTests:     onlyFewerTests,
+		ByChecks:       onlyByChecks,
 		Stopped:        stopped,
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
@@ -911,14 +913,18 @@ func (it *iteration) fewerTests() []string {
 	return found
 }
 
-// ratchetRule ends each of the test ratchet's tampered lines.
-const ratchetRule = "tests may be added, not removed"
+// ratchetRule ends each of the test ratchet's tampered lines, and
+// refusalEnd the lines of its refusals of a count.
+const (
+	ratchetRule = "tests may be added, not removed"
+	refusalEnd  = " before: " + ratchetRule
+)
 
 // isFewerTests reports whether t, a tampered line, is the ratchet's refusal
 // of check name's count (see fewerTests).
 func isFewerTests(t, name string) bool {
 	rest, ok := strings.CutPrefix(t, "check "+name+" ran ")
-	return ok && strings.HasSuffix(rest, " before: "+ratchetRule)
+	return ok && strings.HasSuffix(rest, refusalEnd)
 }
 
 // checkOptions runs checks as an iteration does, narrating each as it ends

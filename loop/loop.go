@@ -23,6 +23,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
@@ -249,6 +250,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals,
 			retries: retries, transients: transients}
 		err = it.run(ctx, f, story)
+		if errors.Is(err, errPickAgain) {
+			n--
+			continue
+		}
 		totals = it.entry.Totals
 		var wait *waitError
 		switch {
@@ -433,6 +438,33 @@ func (o *Options) loadPRD() (*prd.File, error) {
 	return f, nil
 }
 
+// errPickAgain is returned by an iteration that did not begin because its
+// story is no longer the one to run (see stillNext).
+var errPickAgain = errors.New("the story is no longer the next")
+
+// stillNext returns errPickAgain, with a warning, when prd.json is no
+// longer the file f the story was picked from and the story is not the
+// one to run in it: a `ralph task` edit (a block, a reset, a story added
+// ahead of it) made between the pick and the lock taken to begin the
+// iteration. A file that cannot be read or used is picked from again too,
+// which reports it.
+func (o *Options) stillNext(f *prd.File, story *prd.Story) error {
+	b := o.buffers()
+	data, err := readbuf.ReadFile(b.now, o.path(PRDFile))
+	b.now = data
+	if err == nil && f.ParsedFrom(data) {
+		return nil
+	}
+	if err == nil {
+		now, err := prd.Parse(data, PRDFile)
+		if err == nil && now.Next() != nil && now.Next().ID == story.ID && now.Story(story.ID).Status() == story.Status() {
+			return nil
+		}
+	}
+	o.warn("%s changed as the iteration with %s was to begin: picking the story to run again", PRDFile, story.ID)
+	return errPickAgain
+}
+
 // loadStories is loadPRD for what works on the stories: a file without any
 // is bad input there, though `ralph task` can add to it and status show it.
 func (o *Options) loadStories() (*prd.File, error) {
@@ -558,9 +590,41 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
 		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
 
-	baseline, err := it.baseline(ctx, f, story)
+	baseline, take, err := it.priorBaseline(story)
 	if err != nil {
 		return err
+	}
+	// prd.json's lock is held from the story's last look to its marker,
+	// and from the marker to the snapshot: a `ralph task` edit, which looks
+	// for the marker under that lock, is seen here (the story is picked
+	// again), or finds the story running and refuses, or is in the
+	// snapshot. Without the file there is nothing to edit; the snapshot
+	// says so.
+	unlock, err := prd.Lock(o.path(PRDFile))
+	if err != nil {
+		unlock = func() {}
+	}
+	if err := o.stillNext(f, story); err != nil {
+		unlock()
+		return err
+	}
+	mark := progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC()}
+	if take {
+		// The baseline checks may take as long as the agent: a marker
+		// says they run (see progress.Mark.TakingBaseline).
+		taking := mark
+		taking.TakingBaseline = true
+		err := it.ledger.Begin(taking)
+		unlock()
+		if err != nil {
+			return err
+		}
+		if baseline, err = it.takeBaseline(ctx, f, story); err != nil {
+			return err
+		}
+		if unlock, err = prd.Lock(o.path(PRDFile)); err != nil {
+			unlock = func() {}
+		}
 	}
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
@@ -568,16 +632,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// A baseline just taken goes into the marker too: it cannot be taken
 	// again once the agent has worked, and a ralph killed before the entry
 	// would lose it. Its excerpts were redacted when it was taken.
-	mark := progress.Mark{Iteration: number, StoryID: story.ID, Attempt: attempt, Time: start.UTC(),
-		Baseline: it.entry.Baseline}
-	// prd.json's lock is held from the marker to the snapshot: a `ralph
-	// task` edit, which looks for the marker under that lock, either finds
-	// the story running and refuses, or is in the snapshot. Without the
-	// file there is nothing to edit; the snapshot says so.
-	unlock, err := prd.Lock(o.path(PRDFile))
-	if err != nil {
-		unlock = func() {}
-	}
+	mark.Baseline = it.entry.Baseline
 	if err := it.ledger.Begin(mark); err != nil {
 		unlock()
 		return err
@@ -1071,22 +1126,23 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 	return jitter(d)
 }
 
-// baseline runs the story's baseline checks before its first attempt and
-// records them in the entry; for later attempts it finds them in the
-// ledger. What the checks change of the three files and the protected
-// files is undone as after any checks (see guardAfter): the snapshot the
-// agent's guard compares with is taken after them. f is prd.json as the
-// iteration read it.
-func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
-	o := it.o
+// baselineChecks are the checks with baseline = true.
+func (o *Options) baselineChecks() []checks.Check {
 	var cs []checks.Check
 	for _, c := range o.Config.Checks {
 		if c.Baseline {
 			cs = append(cs, c)
 		}
 	}
-	if len(cs) == 0 {
-		return nil, nil
+	return cs
+}
+
+// priorBaseline finds the story's baseline in the ledger, or says that it
+// is to be taken now (take), before the story's first attempt.
+func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take bool, err error) {
+	o := it.o
+	if len(o.baselineChecks()) == 0 {
+		return nil, false, nil
 	}
 	// Taken once per story, before anything the agent did to it: an
 	// iteration that was no attempt (a question, an interruption) must not
@@ -1100,8 +1156,19 @@ func (it *iteration) baseline(ctx context.Context, f *prd.File, story *prd.Story
 	// them, for the previous attempt of a story unblocked by hand).
 	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
 	if err != nil || ran || story.Attempts > 0 || len(story.Answers) > 0 {
-		return b, err
+		return b, false, err
 	}
+	return nil, true, nil
+}
+
+// takeBaseline runs the story's baseline checks before its first attempt
+// and records them in the entry. What the checks change of the three files
+// and the protected files is undone as after any checks (see guardAfter):
+// the snapshot the agent's guard compares with is taken after them. f is
+// prd.json as the iteration read it.
+func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
+	o := it.o
+	cs := o.baselineChecks()
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
 	opts.Done = func(_ int, r checks.Result) {
 		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,

@@ -54,8 +54,8 @@ func NextPrompt(o Options) (string, error) {
 		return "", err
 	}
 	// An iteration started and not recorded takes its number (see
-	// resumeInFlight).
-	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil {
+	// resumeInFlight), unless it runs again.
+	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil && !m.TakingBaseline {
 		totals.Iterations = max(totals.Iterations, m.Iteration)
 	}
 	prompt, _, err := buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))

@@ -89,7 +89,8 @@ func (o *Options) removeTemps() {
 }
 
 // resumeInFlight records the iteration that the last ralph started and never
-// recorded, after killing what its agent left running.
+// recorded, after killing what its agent left running; one stopped before
+// its agent started is run again instead.
 func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	m, err := progress.InFlight(o.path(ProgressFile))
 	if err != nil || m == nil {
@@ -102,6 +103,12 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	}
 	if err != nil {
 		o.warn("%v", err)
+	}
+	if m.TakingBaseline {
+		// Nothing ran but the baseline checks, which are taken again: the
+		// iteration runs again, under its number.
+		o.warn("iteration %d (%s) was stopped during its baseline checks, before the agent started: it runs again", m.Iteration, m.StoryID)
+		return nil
 	}
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,48 @@ func TestTaskEdits(t *testing.T) {
 	}
 	if r.Story == nil || r.Story.ID != "B" || len(r.Blocked) != 1 || r.Blocked[0].ID != "D" {
 		t.Errorf("Next: %+v", r)
+	}
+}
+
+// TestStillNext: an edit made between the pick and the start of the
+// iteration (`ralph task` waits for no loop) makes the loop pick again
+// when the story is no longer the one to run, and only then.
+func TestStillNext(t *testing.T) {
+	edits := []struct {
+		name  string
+		edit  func(dir string) error
+		again bool
+	}{
+		{"none", func(string) error { return nil }, false},
+		{"another story blocked", func(dir string) error { _, err := BlockStory(dir, "B", "Which table?"); return err }, false},
+		{"the story blocked", func(dir string) error { _, err := BlockStory(dir, "D", "Which table?"); return err }, true},
+		{"a story added ahead of it", func(dir string) error {
+			_, err := AddStory(dir, NewStory{ID: "E", Title: "e", Priority: -1, HasPriority: true})
+			return err
+		}, true},
+		{"the file broken", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, PRDFile), []byte("{"), 0o644)
+		}, true},
+		{"the file removed", func(dir string) error { return os.Remove(filepath.Join(dir, PRDFile)) }, true},
+	}
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Options{Dir: taskDir(t), Err: io.Discard}
+			f, err := o.loadStories()
+			if err != nil {
+				t.Fatal(err)
+			}
+			story := f.Next()
+			if story == nil || story.ID != "D" {
+				t.Fatalf("picked %v, want D", story)
+			}
+			if err := tt.edit(o.Dir); err != nil {
+				t.Fatal(err)
+			}
+			err = o.stillNext(f, story)
+			if again := errors.Is(err, errPickAgain); again != tt.again || (err != nil && !again) {
+				t.Errorf("stillNext = %v, want picking again: %v", err, tt.again)
+			}
+		})
 	}
 }

@@ -58,9 +58,12 @@ func Validate(o Options) (Validation, error) {
 		if torn > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s skipped (an append was cut short)", ProgressFile, plural.Of(torn, "1 torn ledger entry", "%d torn ledger entries")))
 		}
-		if m, err := progress.InFlight(o.path(ProgressFile)); err != nil {
+		switch m, err := progress.InFlight(o.path(ProgressFile)); {
+		case err != nil:
 			errs = append(errs, err)
-		} else if m != nil {
+		case m != nil && m.TakingBaseline:
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started its baseline checks and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` runs the iteration again", ProgressFile, m.Iteration, m.StoryID))
+		case m != nil:
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started and has no entry: a ralph loop is running it, or was stopped, and the next `ralph loop` records it as interrupted", ProgressFile, m.Iteration, m.StoryID))
 		}
 	}

@@ -21,7 +21,13 @@ import (
 // followed on a story's first attempt by its baseline, as "baseline:" lines
 // written as an entry writes them, and syncs it, so that a ralph killed at
 // any later instant (during the agent, the checks, the writes or the
-// commit) leaves a trace of what was running. The entry that ends the
+// commit) leaves a trace of what was running. A story's first attempt with
+// baseline checks has a marker before them too, with the line
+//
+//	phase: baseline
+//
+// for the minutes they may take: a `ralph task` edit of the story then
+// finds it running. The marker with the baseline follows it once they end. The entry that ends the
 // iteration follows the marker directly (after a blank line when the
 // baseline is longer than the end of the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
@@ -49,7 +55,17 @@ type Mark struct {
 	// and cannot be run again once it has worked, so the marker keeps
 	// them for the entry that ends the iteration, whoever writes it.
 	Baseline []Check
+	// TakingBaseline marks the iteration's first marker when its baseline
+	// checks are about to run: the agent has not started, and the marker
+	// with the baseline follows once they end. An iteration stopped there
+	// did nothing yet, so it is not recorded: it runs again, baseline
+	// and all.
+	TakingBaseline bool
 }
+
+// phaseBaseline is the line of a marker whose baseline checks run (see
+// Mark.TakingBaseline).
+const phaseBaseline = "phase: baseline"
 
 const markPrefix = "=== ralph started iteration "
 
@@ -68,6 +84,9 @@ func formatMark(m Mark) []byte {
 	b.WriteString(sep)
 	b.WriteString(m.Time.UTC().Format(time.RFC3339))
 	b.WriteString(markerEnd + "\n")
+	if m.TakingBaseline {
+		b.WriteString(phaseBaseline + "\n")
+	}
 	for _, c := range m.Baseline {
 		writeField(&b, "baseline", formatCheck(c))
 	}
@@ -90,17 +109,20 @@ func parseMarkBlock(lines []string) (Mark, bool) {
 		p.line(l)
 	}
 	for _, f := range p.fields {
-		if f.key == "baseline" {
-			m.Baseline = append(m.Baseline, parseCheck(strings.Join(f.lines, "\n")))
+		switch text := strings.Join(f.lines, "\n"); f.key {
+		case "baseline":
+			m.Baseline = append(m.Baseline, parseCheck(text))
+		case "phase":
+			m.TakingBaseline = text == "baseline"
 		}
 	}
 	return m, true
 }
 
-// markField reports whether line can belong to a marker's block: a
-// baseline line or a continuation line.
+// markField reports whether line can belong to a marker's block: its phase,
+// a baseline line or a continuation line.
 func markField(line string) bool {
-	return strings.HasPrefix(line, "baseline:") || isCont(line)
+	return line == phaseBaseline || strings.HasPrefix(line, "baseline:") || isCont(line)
 }
 
 // parseMark recognises a marker line. The iteration number is read from the

@@ -36,6 +36,11 @@ func TestFormatMark(t *testing.T) {
 	}
 	// The baseline follows as an entry writes it; no line of an excerpt
 	// can pass for a marker.
+	taking := mark(5)
+	taking.TakingBaseline = true
+	if got, want := string(formatMark(taking)), want+"phase: baseline\n"; got != want {
+		t.Errorf("formatMark = %q, want %q", got, want)
+	}
 	got = string(formatMark(baselineMark(5)))
 	want += "baseline: unit · fail · 1.5s\n" +
 		"  | --- FAIL: TestOld\n" +
@@ -144,9 +149,19 @@ func TestBeginAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := openLedger(t, path)
-	// Iteration 2 is a story's first attempt, with a baseline.
+	// Iteration 2 is a story's first attempt, with a baseline: a marker
+	// says so while its checks run, another holds it once they end.
 	marks := []Mark{mark(1), baselineMark(2), mark(3)}
+	taking := Mark{Iteration: 2, StoryID: "US-001", Attempt: 2, Time: markTime, TakingBaseline: true}
 	for i := 1; i <= 3; i++ {
+		if i == 2 {
+			if err := l.Begin(taking); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := InFlight(path); err != nil || m == nil || !reflect.DeepEqual(*m, taking) {
+				t.Fatalf("InFlight while the baseline is taken = %+v, %v; want %+v", m, err, taking)
+			}
+		}
 		if err := l.Begin(marks[i-1]); err != nil {
 			t.Fatal(err)
 		}
@@ -166,6 +181,7 @@ func TestBeginAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := head + "\n\n" + markLine(1) + string(Format(entryN(1))) +
+		"\n" + markLine(2) + phaseBaseline + "\n" +
 		"\n" + string(formatMark(marks[1])) + string(Format(entryN(2))) +
 		"\n" + markLine(3) + string(Format(entryN(3)))
 	if string(data) != want {
@@ -263,6 +279,7 @@ func TestInFlight(t *testing.T) {
 		{"behind big torn entries", big(1) + "\n" + markLine(2) + big(2)[:70000] + "\n" + big(2)[:90000], 2},
 		{"big entries", big(1) + "\n" + markLine(2) + big(2) + "\n" + markLine(3), 3},
 		{"marker with its baseline", e(1) + "\n" + string(formatMark(baselineMark(2))), 2},
+		{"marker taking its baseline, then the marker with it", e(1) + "\n" + markLine(2) + phaseBaseline + "\n\n" + string(formatMark(baselineMark(2))), 2},
 		{"marker with its baseline, text after it", e(1) + "\n" + string(formatMark(baselineMark(2))) + "notes\nbaseline: x · pass · 1s\n", 2},
 		{"end marker text inside a value", head + markLine(1) + string(Format(Entry{Iteration: 1, Summary: "x\n=== end of iteration 1 ===\n" + markLine(9)})), 0},
 	}

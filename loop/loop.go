@@ -620,6 +620,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 			return err
 		}
 		if baseline, err = it.takeBaseline(ctx, f, story); err != nil {
+			if ctx.Err() != nil {
+				return stopf(InterruptedStop, "interrupted during the baseline checks of iteration %d (%s); run `ralph loop` again to run it", number, story.ID)
+			}
 			return err
 		}
 		if unlock, err = prd.Lock(o.path(PRDFile)); err != nil {

@@ -801,14 +801,18 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		"RALPH_ATTEMPT="+strconv.Itoa(attempt),
 	)
 	// The agent's output is shown as it comes, on stderr when stdout
-	// carries --json events.
-	out := o.Out
+	// carries --json events, with its secrets replaced as everywhere else
+	// (the terminal may be a CI job's log).
+	var out io.Writer = io.Discard
 	switch {
-	case o.Quiet || out == nil:
-		out = io.Discard
+	case o.Quiet || o.Out == nil:
 	case o.JSON:
 		out = o.Err
+	default:
+		out = o.Out
 	}
+	live := o.secrets().Writer(out)
+	defer live.Flush()
 	res, err := agent.Run(ctx, agent.Options{
 		Argv:        a.Argv,
 		Dir:         o.Dir,
@@ -819,7 +823,7 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		Timeout:     a.Timeout,
 		IdleTimeout: a.IdleTimeout,
 		Grace:       o.Grace,
-		Output:      out,
+		Output:      live,
 		Format:      a.Format,
 		Now:         o.Now,
 	})

@@ -13,6 +13,7 @@
 // skipped. Text arguments take \n and \t escapes.
 //
 //	say TEXT              print TEXT and a newline on stdout
+//	print TEXT            print TEXT on stdout, in one write, with no newline
 //	stderr TEXT           print TEXT and a newline on stderr
 //	write PATH TEXT       write TEXT to PATH (relative to the working directory)
 //	append PATH TEXT      append TEXT to PATH
@@ -134,6 +135,8 @@ func follow(script, prompt, dir string) int {
 		switch verb {
 		case "say":
 			fmt.Println(rest)
+		case "print":
+			fmt.Print(rest)
 		case "stderr":
 			fmt.Fprintln(os.Stderr, rest)
 		case "write", "append":

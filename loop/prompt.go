@@ -55,7 +55,7 @@ func NextPrompt(o Options) (string, error) {
 	}
 	// An iteration started and not recorded takes its number (see
 	// resumeInFlight), unless it runs again.
-	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil && !m.TakingBaseline {
+	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil && m.Recorded() {
 		totals.Iterations = max(totals.Iterations, m.Iteration)
 	}
 	prompt, _, err := buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))

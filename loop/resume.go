@@ -104,7 +104,7 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	if err != nil {
 		o.warn("%v", err)
 	}
-	if m.TakingBaseline {
+	if !m.Recorded() {
 		// Nothing ran but the baseline checks, which are taken again: the
 		// iteration runs again, under its number.
 		o.warn("iteration %d (%s) was stopped during its baseline checks, before the agent started: it runs again", m.Iteration, m.StoryID)

@@ -143,6 +143,11 @@ func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
 		if s.Blocked == "" {
 			return inputErrorf("%s is %s, not blocked: there is no question to answer", id, f.State(s))
 		}
+		// Blocked by its agent, whose iteration has not ended: the guard
+		// would undo the answer with the question.
+		if err := notRunning(dir, id); err != nil {
+			return err
+		}
 		question = s.Blocked
 		if err := s.Answer(answer); err != nil {
 			return &InputError{Err: err}

@@ -22,12 +22,14 @@ import (
 // written as an entry writes them, and syncs it, so that a ralph killed at
 // any later instant (during the agent, the checks, the writes or the
 // commit) leaves a trace of what was running. A story's first attempt with
-// baseline checks has a marker before them too, with the line
+// baseline checks has a marker before them too, for the minutes they may
+// take (a `ralph task` edit of the story then finds it running):
 //
-//	phase: baseline
+//	=== ralph started iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
 //
-// for the minutes they may take: a `ralph task` edit of the story then
-// finds it running. The marker with the baseline follows it once they end. The entry that ends the
+// The marker with the baseline follows it once they end. An iteration
+// stopped before that did nothing yet: the next `ralph loop` records
+// nothing for it and runs it again (see Mark.Recorded). The entry that ends the
 // iteration follows the marker directly (after a blank line when the
 // baseline is longer than the end of the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
@@ -57,15 +59,20 @@ type Mark struct {
 	Baseline []Check
 	// TakingBaseline marks the iteration's first marker when its baseline
 	// checks are about to run: the agent has not started, and the marker
-	// with the baseline follows once they end. An iteration stopped there
-	// did nothing yet, so it is not recorded: it runs again, baseline
-	// and all.
+	// with the baseline follows once they end. It is on the marker's line,
+	// so that the marker cannot be read without it.
 	TakingBaseline bool
 }
 
-// phaseBaseline is the line of a marker whose baseline checks run (see
-// Mark.TakingBaseline).
-const phaseBaseline = "phase: baseline"
+// Recorded reports whether the next `ralph loop` records m's iteration, as
+// interrupted, when it finds it in flight, rather than running it again
+// under its number: an iteration stopped during its baseline checks did
+// nothing yet, and its baseline is taken again.
+func (m *Mark) Recorded() bool { return !m.TakingBaseline }
+
+// takingBaseline ends the story part of a marker whose baseline checks run
+// (see Mark.TakingBaseline).
+const takingBaseline = sep + "baseline checks"
 
 const markPrefix = "=== ralph started iteration "
 
@@ -81,12 +88,12 @@ func formatMark(m Mark) []byte {
 	b.WriteString(oneLine(m.StoryID))
 	b.WriteString(sep + "attempt ")
 	b.WriteString(strconv.Itoa(m.Attempt))
+	if m.TakingBaseline {
+		b.WriteString(takingBaseline)
+	}
 	b.WriteString(sep)
 	b.WriteString(m.Time.UTC().Format(time.RFC3339))
 	b.WriteString(markerEnd + "\n")
-	if m.TakingBaseline {
-		b.WriteString(phaseBaseline + "\n")
-	}
 	for _, c := range m.Baseline {
 		writeField(&b, "baseline", formatCheck(c))
 	}
@@ -109,20 +116,17 @@ func parseMarkBlock(lines []string) (Mark, bool) {
 		p.line(l)
 	}
 	for _, f := range p.fields {
-		switch text := strings.Join(f.lines, "\n"); f.key {
-		case "baseline":
-			m.Baseline = append(m.Baseline, parseCheck(text))
-		case "phase":
-			m.TakingBaseline = text == "baseline"
+		if f.key == "baseline" {
+			m.Baseline = append(m.Baseline, parseCheck(strings.Join(f.lines, "\n")))
 		}
 	}
 	return m, true
 }
 
-// markField reports whether line can belong to a marker's block: its phase,
-// a baseline line or a continuation line.
+// markField reports whether line can belong to a marker's block: a
+// baseline line or a continuation line.
 func markField(line string) bool {
-	return line == phaseBaseline || strings.HasPrefix(line, "baseline:") || isCont(line)
+	return strings.HasPrefix(line, "baseline:") || isCont(line)
 }
 
 // parseMark recognises a marker line. The iteration number is read from the
@@ -151,6 +155,7 @@ func parseMark(line string) (Mark, bool) {
 		return Mark{}, false
 	}
 	rest = rest[:i]
+	rest, taking := strings.CutSuffix(rest, takingBaseline)
 	i = strings.LastIndex(rest, sep+"attempt ")
 	if i < 0 {
 		return Mark{}, false
@@ -159,7 +164,7 @@ func parseMark(line string) (Mark, bool) {
 	if err != nil {
 		return Mark{}, false
 	}
-	return Mark{Iteration: n, StoryID: rest[:i], Attempt: attempt, Time: t.UTC()}, true
+	return Mark{Iteration: n, StoryID: rest[:i], Attempt: attempt, Time: t.UTC(), TakingBaseline: taking}, true
 }
 
 func isMark(line string) bool {

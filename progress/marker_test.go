@@ -28,6 +28,13 @@ func baselineMark(n int) Mark {
 	return m
 }
 
+// takingMark is mark(n) while the story's baseline checks run.
+func takingMark(n int) Mark {
+	m := mark(n)
+	m.TakingBaseline = true
+	return m
+}
+
 func TestFormatMark(t *testing.T) {
 	got := markLine(5)
 	want := "=== ralph started iteration 5 · US-001 · attempt 2 · 2026-01-02T03:04:05Z ===\n"
@@ -36,9 +43,8 @@ func TestFormatMark(t *testing.T) {
 	}
 	// The baseline follows as an entry writes it; no line of an excerpt
 	// can pass for a marker.
-	taking := mark(5)
-	taking.TakingBaseline = true
-	if got, want := string(formatMark(taking)), want+"phase: baseline\n"; got != want {
+	taking := takingMark(5)
+	if got, want := "=== ralph started iteration 5 · US-001 · attempt 2 · baseline checks · 2026-01-02T03:04:05Z ===\n", string(formatMark(taking)); got != want {
 		t.Errorf("formatMark = %q, want %q", got, want)
 	}
 	got = string(formatMark(baselineMark(5)))
@@ -62,6 +68,9 @@ func TestParseMark(t *testing.T) {
 			Mark{Iteration: 1, StoryID: "a · attempt 1 · b", Attempt: 1, Time: markTime}},
 		{"newline in the story id", Mark{Iteration: 12, StoryID: "x\ny", Attempt: 7, Time: markTime},
 			Mark{Iteration: 12, StoryID: "x y", Attempt: 7, Time: markTime}},
+		{"taking the baseline", takingMark(4), takingMark(4)},
+		{"a story id that looks like the phase", Mark{Iteration: 2, StoryID: "S · baseline checks", Attempt: 1, Time: markTime},
+			Mark{Iteration: 2, StoryID: "S · baseline checks", Attempt: 1, Time: markTime}},
 		{"time in another zone", Mark{Iteration: 2, StoryID: "S", Attempt: 1, Time: markTime.In(time.FixedZone("X", 3600))},
 			Mark{Iteration: 2, StoryID: "S", Attempt: 1, Time: markTime}},
 	}
@@ -152,7 +161,7 @@ func TestBeginAppend(t *testing.T) {
 	// Iteration 2 is a story's first attempt, with a baseline: a marker
 	// says so while its checks run, another holds it once they end.
 	marks := []Mark{mark(1), baselineMark(2), mark(3)}
-	taking := Mark{Iteration: 2, StoryID: "US-001", Attempt: 2, Time: markTime, TakingBaseline: true}
+	taking := takingMark(2)
 	for i := 1; i <= 3; i++ {
 		if i == 2 {
 			if err := l.Begin(taking); err != nil {
@@ -181,7 +190,7 @@ func TestBeginAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := head + "\n\n" + markLine(1) + string(Format(entryN(1))) +
-		"\n" + markLine(2) + phaseBaseline + "\n" +
+		"\n" + string(formatMark(taking)) +
 		"\n" + string(formatMark(marks[1])) + string(Format(entryN(2))) +
 		"\n" + markLine(3) + string(Format(entryN(3)))
 	if string(data) != want {
@@ -272,6 +281,7 @@ func TestInFlight(t *testing.T) {
 		{"torn entry after the marker", e(1) + "\n" + markLine(2) + torn(2), 2},
 		{"marker after a torn entry", e(1) + "\n" + torn(2) + "\n" + markLine(2), 2},
 		{"torn marker", e(1) + "\n" + markLine(2)[:30], 0},
+		{"torn marker taking the baseline", e(1) + "\n" + strings.TrimSuffix(string(formatMark(takingMark(2))), " ===\n"), 0},
 		{"the last of two markers", e(1) + "\n" + markLine(2) + markLine(3), 3},
 		{"stale marker", e(1) + "\n" + e(2) + "\n" + markLine(2), 0},
 		{"marker before the last entry only", markLine(1) + e(1) + "\n" + markLine(2) + e(2), 0},
@@ -279,7 +289,7 @@ func TestInFlight(t *testing.T) {
 		{"behind big torn entries", big(1) + "\n" + markLine(2) + big(2)[:70000] + "\n" + big(2)[:90000], 2},
 		{"big entries", big(1) + "\n" + markLine(2) + big(2) + "\n" + markLine(3), 3},
 		{"marker with its baseline", e(1) + "\n" + string(formatMark(baselineMark(2))), 2},
-		{"marker taking its baseline, then the marker with it", e(1) + "\n" + markLine(2) + phaseBaseline + "\n\n" + string(formatMark(baselineMark(2))), 2},
+		{"marker taking its baseline, then the marker with it", e(1) + "\n" + string(formatMark(takingMark(2))) + "\n" + string(formatMark(baselineMark(2))), 2},
 		{"marker with its baseline, text after it", e(1) + "\n" + string(formatMark(baselineMark(2))) + "notes\nbaseline: x · pass · 1s\n", 2},
 		{"end marker text inside a value", head + markLine(1) + string(Format(Entry{Iteration: 1, Summary: "x\n=== end of iteration 1 ===\n" + markLine(9)})), 0},
 	}

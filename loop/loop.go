@@ -990,11 +990,17 @@ func isFewerTests(t, name string) bool {
 }
 
 // checkOptions runs checks as an iteration does, narrating each as it ends
-// with the tail of a failure's output.
+// with the tail of a failure's output. In an iteration (one numbered), they
+// get its RALPH_ITERATION and RALPH_TASK_ID, as the agent does: what they
+// leave running after a kill of ralph is found by them (see recover).
 func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
+	var extra []string
+	if iteration > 0 {
+		extra = []string{"RALPH_TASK_ID=" + storyID, "RALPH_ITERATION=" + strconv.Itoa(iteration)}
+	}
 	return checks.Options{
 		Dir:   o.Dir,
-		Env:   agent.Environ(o.environ()),
+		Env:   agent.Environ(o.environ(), extra...),
 		Grace: o.Grace,
 		Now:   o.Now,
 		// Before anything cuts or normalises the output: a secret cut in

@@ -35,6 +35,9 @@ import (
 //     vouch for it, it may be the agent's (see resumeInFlight). The marker
 //     of a story's first attempt holds the baseline taken before the agent
 //     ran, which the interrupted entry keeps for the attempts that follow.
+//     The marker before those baseline checks is the exception: nothing
+//     ran but them, so no entry is written, and the next iteration takes
+//     the number and the baseline again (a pass is undone all the same).
 //   - A kill loses no write; a crash of the machine loses what was not
 //     synced. Each record is synced, in the background and in the order of
 //     the records (package durable), and all of them before Run returns:
@@ -46,8 +49,9 @@ import (
 //     could leave the entry on disk without its verdict after a crash, and
 //     the attempt would be run again; ext4, XFS and btrfs keep such
 //     metadata in order.)
-//   - The agent's group leader dies with ralph (proc's parent-death signal);
-//     what it started is found by its environment and killed by recover.
+//   - The group leader of the agent or a check dies with ralph (proc's
+//     parent-death signal); what it started is found by its environment
+//     (RALPH_ITERATION, RALPH_TASK_ID) and killed by recover.
 //   - A git killed during a commit may leave .git/index.lock, which would
 //     fail every later commit: recover removes it when no process has it
 //     open.
@@ -89,8 +93,8 @@ func (o *Options) removeTemps() {
 }
 
 // resumeInFlight records the iteration that the last ralph started and never
-// recorded, after killing what its agent left running; one stopped before
-// its agent started is run again instead.
+// recorded, after killing what its agent and checks left running. One
+// stopped during its baseline checks is not recorded (see Mark.Recorded).
 func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	m, err := progress.InFlight(o.path(ProgressFile))
 	if err != nil || m == nil {
@@ -99,16 +103,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	env := []string{"RALPH_ITERATION=" + strconv.Itoa(m.Iteration), "RALPH_TASK_ID=" + m.StoryID}
 	pids, err := proc.KillStrays(o.Dir, env)
 	if len(pids) > 0 {
-		o.warn("killed %s left running by the agent of iteration %d", plural.Of(len(pids), "1 process", "%d processes"), m.Iteration)
+		o.warn("killed %s left running by iteration %d", plural.Of(len(pids), "1 process", "%d processes"), m.Iteration)
 	}
 	if err != nil {
 		o.warn("%v", err)
-	}
-	if !m.Recorded() {
-		// Nothing ran but the baseline checks, which are taken again: the
-		// iteration runs again, under its number.
-		o.warn("iteration %d (%s) was stopped during its baseline checks, before the agent started: it runs again", m.Iteration, m.StoryID)
-		return nil
 	}
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
@@ -148,7 +146,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		switch {
 		case s.Passes:
 			what := "was marked passing during the iteration, with no verdict; ralph undid that"
-			if s.Attempts >= m.Attempt {
+			switch {
+			case !m.Recorded():
+				what = "was marked passing during its baseline checks; ralph undid that"
+			case s.Attempts >= m.Attempt:
 				what = "was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote"
 			}
 			s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
@@ -165,6 +166,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	// A file that cannot be read is the loop's start's to report.
 	for _, t := range e.Tampered {
 		o.warn("%s", t)
+	}
+	if !m.Recorded() {
+		o.warn("iteration %d (%s) was stopped during its baseline checks, before its agent started: nothing is recorded for it, and the next iteration takes its number", m.Iteration, m.StoryID)
+		return nil
 	}
 	if err := ledger.Append(e); err != nil {
 		return err

@@ -129,9 +129,14 @@ func printPrompt(c *cli.Context, o loop.Options) error {
 	}
 	// An iteration with no entry yet gets one before the next starts,
 	// which that one's prompt shows; this one cannot.
-	if m, _ := progress.InFlight(filepath.Join(o.Dir, progressFile)); m != nil && m.Recorded() {
+	switch m, _ := progress.InFlight(filepath.Join(o.Dir, progressFile)); {
+	case m == nil:
+	case m.Recorded():
 		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) has no entry in %s yet (a loop runs it now, or ralph stopped during it): the prompt of iteration %d will also say how it ended\n",
 			m.Iteration, m.StoryID, progressFile, m.Iteration+1)
+	default:
+		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) started its baseline checks (a loop runs them now, or ralph stopped during them): this is its prompt\n",
+			m.Iteration, m.StoryID)
 	}
 	if prompt == "" {
 		fmt.Fprintln(c.App.ErrWriter, "ralph: nothing to do: every story passes")

@@ -438,6 +438,16 @@ func (o *Options) loadPRD() (*prd.File, error) {
 	return f, nil
 }
 
+// lockPRD takes prd.json's lock (see prd.Lock) and returns its release.
+// Without the file there is nothing to lock, nor to edit.
+func (o *Options) lockPRD() (unlock func()) {
+	unlock, err := prd.Lock(o.path(PRDFile))
+	if err != nil {
+		return func() {}
+	}
+	return unlock
+}
+
 // errPickAgain is returned by an iteration that did not begin because its
 // story is no longer the one to run (see stillNext).
 var errPickAgain = errors.New("the story is no longer the next")
@@ -457,8 +467,10 @@ func (o *Options) stillNext(f *prd.File, story *prd.Story) error {
 	}
 	if err == nil {
 		now, err := prd.Parse(data, PRDFile)
-		if err == nil && now.Next() != nil && now.Next().ID == story.ID && now.Story(story.ID).Status() == story.Status() {
-			return nil
+		if err == nil {
+			if next := now.Next(); next != nil && next.ID == story.ID && next.Status() == story.Status() {
+				return nil
+			}
 		}
 	}
 	o.warn("%s changed as the iteration with %s was to begin: picking the story to run again", PRDFile, story.ID)
@@ -586,9 +598,14 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return err
 	}
-	o.emit(Event{Event: EventIterationStarted, Iteration: number, Story: story.ID, Title: story.Title,
-		Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
-		Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
+	// Said once the iteration has begun (its first marker), and not under
+	// prd.json's lock: a reader of ralph's output that stalls it must not
+	// stall `ralph task` too.
+	started := func() {
+		o.emit(Event{Event: EventIterationStarted, Iteration: number, Story: story.ID, Title: story.Title,
+			Attempt: attempt, MaxAttempts: o.Config.Limits.MaxAttempts,
+			Message: fmt.Sprintf("iteration %d · %s %s · attempt %d of %d", number, story.ID, story.Title, attempt, o.Config.Limits.MaxAttempts)})
+	}
 
 	baseline, take, err := it.priorBaseline(story)
 	if err != nil {
@@ -600,10 +617,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// again), or finds the story running and refuses, or is in the
 	// snapshot. Without the file there is nothing to edit; the snapshot
 	// says so.
-	unlock, err := prd.Lock(o.path(PRDFile))
-	if err != nil {
-		unlock = func() {}
-	}
+	unlock := o.lockPRD()
 	if err := o.stillNext(f, story); err != nil {
 		unlock()
 		return err
@@ -619,15 +633,14 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		if err != nil {
 			return err
 		}
+		started()
 		if baseline, err = it.takeBaseline(ctx, f, story); err != nil {
 			if ctx.Err() != nil {
 				return stopf(InterruptedStop, "interrupted during the baseline checks of iteration %d (%s); run `ralph loop` again to run it", number, story.ID)
 			}
 			return err
 		}
-		if unlock, err = prd.Lock(o.path(PRDFile)); err != nil {
-			unlock = func() {}
-		}
+		unlock = o.lockPRD()
 	}
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
@@ -642,12 +655,18 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
-	if err := it.syncs.Err(); err != nil {
-		unlock()
-		return it.failed(err)
+	serr := it.syncs.Err()
+	var snap snapshot
+	if serr == nil {
+		snap, err = takeSnapshot(ctx, o, true)
 	}
-	snap, err := takeSnapshot(ctx, o, true)
 	unlock()
+	if !take {
+		started()
+	}
+	if serr != nil {
+		return it.failed(serr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return it.interrupted()
@@ -803,16 +822,15 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 	// The agent's output is shown as it comes, on stderr when stdout
 	// carries --json events, with its secrets replaced as everywhere else
 	// (the terminal may be a CI job's log).
-	var out io.Writer = io.Discard
-	switch {
-	case o.Quiet || o.Out == nil:
-	case o.JSON:
-		out = o.Err
-	default:
-		out = o.Out
+	var live io.Writer = io.Discard
+	if out := o.Out; !o.Quiet && out != nil {
+		if o.JSON {
+			out = o.Err
+		}
+		w := o.secrets().Writer(out)
+		defer w.Flush()
+		live = w
 	}
-	live := o.secrets().Writer(out)
-	defer live.Flush()
 	res, err := agent.Run(ctx, agent.Options{
 		Argv:        a.Argv,
 		Dir:         o.Dir,

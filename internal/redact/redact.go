@@ -1,7 +1,8 @@
 // Package redact keeps secrets out of what ralph writes: the values of
 // environment variables whose names say they are secret (API keys, tokens,
 // passwords) are replaced by a marker naming the variable, wherever they
-// appear in the ledger, prd.json, --json output or error messages.
+// appear in the ledger, prd.json, --json output, error messages or the
+// agent's output as ralph shows it (Writer).
 package redact
 
 import (

@@ -55,23 +55,24 @@ func commonness(c byte) int {
 	return 1 // capitals, rarer punctuation, bytes past ASCII
 }
 
-// in reports whether b holds s. It looks for its anchor, the byte of it
-// that comes least often in output, so that an output with no secret,
-// which is nearly all, is scanned at the speed of bytes.IndexByte.
-func (s secret) in(b []byte) bool {
+// index returns where s first comes in b from from on, or -1. It looks for
+// its anchor, the byte of it that comes least often in output, so that an
+// output with no secret, which is nearly all, is scanned at the speed of
+// bytes.IndexByte.
+func (s secret) index(b []byte, from int) int {
 	n, k := len(s.bytes), s.anchor
 	end := len(b) - n + k + 1 // past where the anchor of an s in b can be
-	for i := k; i < end; {
+	for i := from + k; i < end; {
 		j := bytes.IndexByte(b[i:end], s.bytes[k])
 		if j < 0 {
-			return false
+			return -1
 		}
 		if start := i + j - k; bytes.Equal(b[start:start+n], s.bytes) {
-			return true
+			return start
 		}
 		i += j + 1
 	}
-	return false
+	return -1
 }
 
 // New collects the secrets among env ("NAME=value" pairs).

@@ -1,8 +1,8 @@
 package redact
 
 import (
-	"bytes"
 	"io"
+	"slices"
 )
 
 // Writer passes what is written to it on to another writer with every
@@ -31,8 +31,8 @@ func (sw *Writer) Write(p []byte) (int, error) {
 		sw.buf = append(append(sw.buf[:0], sw.held...), p...)
 		data = sw.buf
 	}
-	cut := r.safeCut(data)
-	err := sw.pass(data[:cut])
+	cut, found := r.safeCut(data)
+	err := sw.pass(data[:cut], found)
 	sw.held = append(sw.held[:0], data[cut:]...)
 	if err != nil {
 		return 0, err
@@ -42,22 +42,24 @@ func (sw *Writer) Write(p []byte) (int, error) {
 
 // Flush passes on what Write held back.
 func (sw *Writer) Flush() error {
-	err := sw.pass(sw.held)
+	if len(sw.held) == 0 {
+		return nil
+	}
+	found := slices.ContainsFunc(sw.r.secrets, func(s secret) bool { return s.index(sw.held, 0) >= 0 })
+	err := sw.pass(sw.held, found)
 	sw.held = sw.held[:0]
 	return err
 }
 
-// pass writes b on, with its secrets replaced. Most output has none, and
-// goes as it is.
-func (sw *Writer) pass(b []byte) error {
+// pass writes b on, with its secrets replaced when it holds any (found).
+// Most output has none, and goes as it is.
+func (sw *Writer) pass(b []byte, found bool) error {
 	if len(b) == 0 {
 		return nil
 	}
-	for _, s := range sw.r.secrets {
-		if s.in(b) {
-			_, err := sw.r.r.WriteString(sw.w, string(b))
-			return err
-		}
+	if found {
+		_, err := sw.r.r.WriteString(sw.w, string(b))
+		return err
 	}
 	_, err := sw.w.Write(b)
 	return err
@@ -65,22 +67,37 @@ func (sw *Writer) pass(b []byte) error {
 
 // safeCut returns where b can be cut so that replacing the secrets of each
 // part comes to the same as replacing those of the whole, whatever follows
-// b: not inside any secret, nor in an end of b that may begin one. (A cut
-// inside a secret that holds a shorter one would let the part before it
-// replace the shorter.)
-func (r *Redactor) safeCut(b []byte) int {
-	cut := len(b) - r.startOfSecret(b)
-	for moved := true; moved; {
-		moved = false
-		for _, s := range r.secrets {
-			n := len(s.value)
-			lo := max(0, cut-n+1)
-			if i := bytes.Index(b[lo:min(len(b), cut+n-1)], s.bytes); i >= 0 && lo+i < cut {
-				cut, moved = lo+i, true
+// b: between the matches the replacement makes, scanning from the start as
+// strings.Replacer does (the leftmost match, of the longest secret there),
+// and before any end of b that may begin a secret. Cutting inside a
+// match, or at every point of an overlapping one (a run of x against a
+// secret of x's), could change the matches, or hold everything back.
+// found says whether a match comes before the cut.
+func (r *Redactor) safeCut(b []byte) (cut int, found bool) {
+	limit := len(b) - r.startOfSecret(b)
+	next := make([]int, len(r.secrets)) // where each secret comes next, from i on; -1: nowhere
+	for k := range next {
+		next[k] = -2 // not looked for yet
+	}
+	for i := 0; ; {
+		at, n := -1, 0
+		for k, s := range r.secrets {
+			if next[k] == -2 || next[k] >= 0 && next[k] < i {
+				next[k] = s.index(b, i)
+			}
+			// Longest first: at the same place, the first found wins.
+			if next[k] >= 0 && (at < 0 || next[k] < at) {
+				at, n = next[k], len(s.value)
 			}
 		}
+		switch {
+		case at < 0 || at >= limit:
+			return limit, i > 0
+		case at+n > limit:
+			return at, i > 0
+		}
+		i = at + n
 	}
-	return cut
 }
 
 // startOfSecret returns the length of the longest end of b that begins a

@@ -1184,10 +1184,18 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 	// prd.json tells a story that ran from a new one even when its entries
 	// are further back than the ledger is read: attempts or answers, not
 	// notes, which people write before a story ever runs (isNew counts
-	// them, for the previous attempt of a story unblocked by hand).
-	b, ran, err := baselineOf(o.path(ProgressFile), story.ID)
-	if err != nil || ran || story.Attempts > 0 || len(story.Answers) > 0 {
+	// them, for the previous attempt of a story unblocked by hand). In a
+	// ledger read whole, though, a story without entries never ran: its
+	// answer was to a person's question (`ralph task block`).
+	path := o.path(ProgressFile)
+	b, ran, err := baselineOf(path, story.ID)
+	if err != nil || ran || story.Attempts > 0 {
 		return b, false, err
+	}
+	if len(story.Answers) > 0 {
+		if info, err := os.Stat(path); err == nil && info.Size() > maxHistoryScan {
+			return nil, false, nil
+		}
 	}
 	return nil, true, nil
 }

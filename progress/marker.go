@@ -29,13 +29,15 @@ import (
 //
 // The marker with the baseline follows it once they end. An iteration
 // stopped before that did nothing yet: the next `ralph loop` records
-// nothing for it and runs it again (see Mark.Recorded). The entry that ends the
-// iteration follows the marker directly (after a blank line when the
-// baseline is longer than the end of the file Append reads).
+// nothing for it, and the next iteration takes its number (see
+// Mark.Recorded). The entry that ends the iteration follows the marker
+// directly (after a blank line when the baseline is longer than the end of
+// the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
 // iteration that ralph never finished recording: InFlight finds it, and the
-// next `ralph loop` records it as interrupted under the marker's number, so
-// numbering carries on and no iteration is silently redone as if new.
+// next `ralph loop` records it as interrupted under the marker's number
+// (but for one taking its baseline), so numbering carries on and no
+// iteration is silently redone as if new.
 //
 // Markers stay in the file: the ledger is append-only, and removing one would
 // mean rewriting the file. Every reader skips them (Parse, Tail, ReadHead,
@@ -65,8 +67,8 @@ type Mark struct {
 }
 
 // Recorded reports whether the next `ralph loop` records m's iteration, as
-// interrupted, when it finds it in flight, rather than running it again
-// under its number: an iteration stopped during its baseline checks did
+// interrupted, when it finds it in flight, rather than giving its number
+// to the next iteration: one stopped during its baseline checks did
 // nothing yet, and its baseline is taken again.
 func (m *Mark) Recorded() bool { return !m.TakingBaseline }
 

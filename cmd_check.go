@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -44,6 +46,9 @@ func checkCommand(e env) *cli.Command {
 
 func printChecks(c *cli.Context, results []checks.Result) error {
 	w := &stickyWriter{w: c.App.Writer}
+	// The outputs were redacted as they were kept; a command or an error
+	// may hold a key too.
+	secrets := redact.New(os.Environ())
 	failed := 0
 	for _, r := range results {
 		verdict := "PASS"
@@ -54,13 +59,13 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 			verdict = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(w, "%-4s  %s  (%s)  %s\n", verdict, r.Name, r.Duration.Round(100*time.Millisecond), r.Run)
+		fmt.Fprintf(w, "%-4s  %s  (%s)  %s\n", verdict, r.Name, r.Duration.Round(100*time.Millisecond), secrets.String(r.Run))
 		if r.Passed {
 			continue
 		}
 		excerpt := checks.Excerpt(r.Output, 20)
 		if r.Err != nil {
-			excerpt = r.Err.Error()
+			excerpt = secrets.String(r.Err.Error())
 		}
 		if r.TimedOut {
 			excerpt = strings.TrimSpace(excerpt + "\n(timed out after " + r.Timeout.String() + ")")

@@ -246,13 +246,15 @@ func report(stderr io.Writer, err error) {
 	if errors.Is(err, errChecksFailed) || errors.Is(err, errNothingNext) {
 		return // the command said it all
 	}
+	// An error may quote the agent's output, which may quote a key; a
+	// reason, a question; a hint, a path.
+	secrets := redact.New(os.Environ())
 	var stopped *loop.StopError
 	if errors.As(err, &stopped) {
-		fmt.Fprintf(stderr, "ralph: stopped: %s\n", stopped.Reason)
+		fmt.Fprintf(stderr, "ralph: stopped: %s\n", secrets.String(stopped.Reason))
 		return
 	}
-	// An error may quote the agent's output, which may quote a key.
-	fmt.Fprintf(stderr, "ralph: error: %s\n", redact.New(os.Environ()).String(err.Error()))
+	fmt.Fprintf(stderr, "ralph: error: %s\n", secrets.String(err.Error()))
 	var notFound *agent.NotFoundError
 	var agentErr *loop.AgentError
 	switch {
@@ -263,7 +265,7 @@ func report(stderr io.Writer, err error) {
 	case errors.As(err, &agentErr):
 		fmt.Fprintf(stderr, "ralph: hint: the agent's service kept failing; run `ralph loop` again later, or raise agent.max_retries in %s\n", harnessFile)
 	case errors.As(err, &notFound):
-		fmt.Fprintf(stderr, "ralph: hint: install %s, or set agent.command (or agent.preset) in %s to an agent on your PATH\n", notFound.Program, harnessFile)
+		fmt.Fprintf(stderr, "ralph: hint: install %s, or set agent.command (or agent.preset) in %s to an agent on your PATH\n", secrets.String(notFound.Program), harnessFile)
 	case errors.Is(err, loop.ErrLocked):
 		fmt.Fprintf(stderr, "ralph: hint: wait for it to finish, or stop it (Ctrl-C) first\n")
 	}

@@ -56,8 +56,8 @@ type Options struct {
 	Now       func() time.Time  // for Duration; nil: time.Now
 	// Redact, when set, is applied to each check's kept output
 	// (Result.Output) to keep ralph's secrets out of it, from any
-	// goroutine.
-	Redact func(string) string
+	// goroutine; cut says the output is the end of a longer one.
+	Redact func(output string, cut bool) string
 	// Watch, when set, gives the writer that also receives the whole
 	// output of cs[i], as it comes and not redacted, from the check's
 	// goroutine; nil for none. (Result.Output keeps only its last
@@ -154,7 +154,7 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	res.Duration = o.Now().Sub(start)
 	res.Output, res.Cut, res.Lines = tailOut.String(), tailOut.Truncated(), int(lines)
 	if o.Redact != nil {
-		res.Output = o.Redact(res.Output)
+		res.Output = o.Redact(res.Output, res.Cut)
 	}
 	res.Tests = tests.count()
 	res.Passed = res.ExitCode == 0 && !res.TimedOut

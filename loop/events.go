@@ -60,7 +60,9 @@ const (
 func (o *Options) emit(ev Event) {
 	ev.Time = o.now().UTC()
 	r := o.secrets()
-	ev.Message, ev.Note, ev.Reason, ev.Excerpt = r.String(ev.Message), r.String(ev.Note), r.String(ev.Reason), r.String(ev.Excerpt)
+	for _, text := range []*string{&ev.Message, &ev.Note, &ev.Reason, &ev.Excerpt, &ev.Story, &ev.Title, &ev.Check, &ev.Commit} {
+		*text = r.String(*text)
+	}
 	if o.OnEvent != nil {
 		o.OnEvent(ev)
 	}

@@ -1023,7 +1023,7 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 		Now:   o.Now,
 		// Before anything cuts or normalises the output: a secret cut in
 		// two is past recognising, and its first part would be kept.
-		Redact: o.secrets().Cut, // the output kept may be the end of a longer one
+		Redact: o.secrets().Output,
 		Done:   func(_ int, r checks.Result) { o.narrateCheck(iteration, storyID, r, false) },
 	}
 }

@@ -17,6 +17,15 @@ func (o *Options) secrets() secretRedactor {
 
 type secretRedactor struct{ *redact.Redactor }
 
+// Output redacts a check's output, which is the end of a longer one when
+// cut.
+func (r secretRedactor) Output(s string, cut bool) string {
+	if cut {
+		return r.Cut(s)
+	}
+	return r.String(s)
+}
+
 // entry returns e with every free text redacted.
 func (r secretRedactor) entry(e progress.Entry) progress.Entry {
 	e.StoryTitle = r.String(e.StoryTitle)

@@ -109,11 +109,14 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 		if len(errs) > 0 {
 			return &InputError{Err: errors.Join(errs...)}
 		}
+		// The texts lose the secrets of the environment, as everything
+		// ralph writes; not the checks, which would no longer run.
+		r := (&Options{Dir: dir}).secrets()
 		s := f.AddStory(prd.Story{
 			ID:                 n.ID,
-			Title:              n.Title,
-			Description:        n.Description,
-			AcceptanceCriteria: n.AcceptanceCriteria,
+			Title:              r.String(n.Title),
+			Description:        r.String(n.Description),
+			AcceptanceCriteria: r.Strings(slices.Clone(n.AcceptanceCriteria)),
 			Priority:           n.Priority,
 			HasPriority:        n.HasPriority,
 			DependsOn:          n.DependsOn,
@@ -149,7 +152,7 @@ func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
 			return err
 		}
 		question = s.Blocked
-		if err := s.Answer(answer); err != nil {
+		if err := s.Answer((&Options{Dir: dir}).secrets().String(answer)); err != nil {
 			return &InputError{Err: err}
 		}
 		after = storyDetail(f, s)
@@ -188,6 +191,7 @@ func ResetStory(dir, id string) (before, after StoryDetail, err error) {
 // returns the question replaced, if any. A story that passes or failed
 // cannot be blocked: reset it first.
 func BlockStory(dir, id, question string) (replaced string, err error) {
+	question = (&Options{Dir: dir}).secrets().String(question)
 	err = edit(dir, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {

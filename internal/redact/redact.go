@@ -7,6 +7,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -94,6 +95,15 @@ func NewNamed(names []string, env ...[]string) *Redactor {
 			}
 			seen[value] = true
 			secrets = append(secrets, newSecret(name, value))
+			// The forms the value takes where ralph shows it: on one line
+			// (textcut.OneLine, an agent's tool lines), or in JSON (a
+			// tool's input shown as it came).
+			for _, v := range forms(value) {
+				if len(v) >= minLen && !seen[v] {
+					seen[v] = true
+					secrets = append(secrets, newSecret(name, v))
+				}
+			}
 		}
 	}
 	if len(secrets) == 0 {
@@ -109,15 +119,66 @@ func NewNamed(names []string, env ...[]string) *Redactor {
 	return &Redactor{r: strings.NewReplacer(pairs...), secrets: secrets}
 }
 
+// forms returns value as ralph may show it besides as it is: its runs of
+// whitespace collapsed to one space, escaped as in a JSON string, and, of
+// a value of several lines (a PEM key), each line, since what ralph reads
+// line by line (a check's failure lines) holds them apart.
+func forms(value string) []string {
+	oneLine := strings.Join(strings.Fields(value), " ")
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(value) // a string always encodes
+	quoted := strings.TrimSuffix(b.String(), "\n")
+	fs := []string{oneLine, quoted[1 : len(quoted)-1]}
+	if strings.Contains(value, "\n") {
+		for line := range strings.Lines(value) {
+			fs = append(fs, strings.TrimSpace(line))
+		}
+	}
+	return fs
+}
+
 // Marker is what a secret's value is replaced with.
 func Marker(name string) string { return "[redacted " + name + "]" }
 
-// String returns s with every secret replaced.
+// String returns s with every secret replaced, and the start of one that
+// ends where s was cut short with an ellipsis (see textcut), as a message
+// or a tool line is: at least minPiece bytes of it.
 func (r *Redactor) String(s string) string {
 	if r == nil || r.r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	s = r.r.Replace(s)
+	if !strings.Contains(s, ellipsis) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		before, after, found := strings.Cut(s, ellipsis)
+		b.WriteString(r.cutEnd(before))
+		if !found {
+			return b.String()
+		}
+		b.WriteString(ellipsis)
+		s = after
+	}
+}
+
+// ellipsis marks where ralph cut a text short.
+const ellipsis = "…"
+
+// cutEnd returns s with its end replaced when it is the start of a secret,
+// at least minPiece bytes of it.
+func (r *Redactor) cutEnd(s string) string {
+	for n := min(len(r.secrets[0].value)-1, len(s)); n >= minPiece; n-- {
+		for _, sec := range r.secrets {
+			if n < len(sec.value) && strings.HasSuffix(s, sec.value[:n]) {
+				return s[:len(s)-n] + Marker(sec.name)
+			}
+		}
+	}
+	return s
 }
 
 // minPiece is the shortest end of a secret that Cut takes for one: fewer
@@ -133,18 +194,17 @@ func (r *Redactor) Cut(s string) string {
 	if r == nil || r.r == nil {
 		return s
 	}
-	longest := 0
-	if len(r.secrets) > 0 {
-		longest = len(r.secrets[0].value) - 1
-	}
-	for n := min(longest, len(s)); n >= minPiece; n-- {
+	// Whole secrets first: one that begins and ends alike (a PEM key's
+	// dashes) must not be taken for its own end.
+	s = r.String(s)
+	for n := min(len(r.secrets[0].value)-1, len(s)); n >= minPiece; n-- {
 		for _, sec := range r.secrets {
 			if n < len(sec.value) && strings.HasPrefix(s, sec.value[len(sec.value)-n:]) {
-				return Marker(sec.name) + r.r.Replace(s[n:])
+				return Marker(sec.name) + s[n:]
 			}
 		}
 	}
-	return r.r.Replace(s)
+	return s
 }
 
 // Strings redacts each element of list in place and returns it.

@@ -68,3 +68,40 @@ func TestNewNamed(t *testing.T) {
 		t.Errorf("NewNamed: %q, want %q", got, want)
 	}
 }
+
+// TestShownForms: a secret is found in the forms ralph shows text in: cut
+// short with an ellipsis, on one line, escaped as JSON; and one that begins
+// as it ends (a PEM key) is replaced whole, not taken for its own end.
+func TestShownForms(t *testing.T) {
+	pem := "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFzK\n-----END PRIVATE KEY-----"
+	r := New([]string{
+		"MY_API_KEY=tok_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+		"MY_PASSWORD=correct  horse\tbattery",
+		"DB_PASSWORD=back\\slash\"quote",
+		"SSH_PRIVATE_KEY=" + pem,
+	})
+	tests := []struct{ in, want string }{
+		{"→ Bash: echo tok_ABCDEFGHIJKL…", "→ Bash: echo [redacted MY_API_KEY]…"},
+		{"a…b tok_ABCD… c…", "a…b [redacted MY_API_KEY]… c…"},
+		{"see tok…", "see tok…"}, // three bytes: too few to tell
+		{"login --password 'correct horse battery'", "login --password '[redacted MY_PASSWORD]'"},
+		{`{"content":"pw=back\\slash\"quote"}`, `{"content":"pw=[redacted DB_PASSWORD]"}`},
+		{`{"key":"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFzK\n-----END PRIVATE KEY-----"}`, `{"key":"[redacted SSH_PRIVATE_KEY]"}`},
+		{"-----BEGIN PRIVATE KEY----- MC4CAQAwBQYDK2VwBCIEIFzK -----END PRIVATE KEY-----", "[redacted SSH_PRIVATE_KEY]"},
+		{"error: key MC4CAQAwBQYDK2VwBCIEIFzK rejected", "error: key [redacted SSH_PRIVATE_KEY] rejected"}, // a line of it
+	}
+	for _, tt := range tests {
+		if got := r.String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for in, want := range map[string]string{
+		pem + "\nok":                    "[redacted SSH_PRIVATE_KEY]\nok",
+		"-----END PRIVATE KEY-----\nok": "[redacted SSH_PRIVATE_KEY]\nok",
+		"Y-----\nok":                    "[redacted SSH_PRIVATE_KEY]\nok",
+	} {
+		if got := r.Cut(in); got != want {
+			t.Errorf("Cut(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

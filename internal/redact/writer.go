@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"io"
 	"slices"
 )
@@ -51,14 +52,15 @@ func (sw *Writer) Flush() error {
 	return err
 }
 
-// pass writes b on, with its secrets replaced when it holds any (found).
-// Most output has none, and goes as it is.
+// pass writes b on, with its secrets replaced when it holds any (found) or
+// a text cut short (see String), in one write. Most output has neither,
+// and goes as it is.
 func (sw *Writer) pass(b []byte, found bool) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if found {
-		_, err := sw.r.r.WriteString(sw.w, string(b))
+	if found || bytes.Contains(b, []byte(ellipsis)) {
+		_, err := io.WriteString(sw.w, sw.r.String(string(b)))
 		return err
 	}
 	_, err := sw.w.Write(b)

@@ -157,3 +157,31 @@ func TestIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterCutLines: an agent's tool line cut short shows no start of a
+// secret, and a secret that comes many times is written in one piece.
+func TestWriterCutLines(t *testing.T) {
+	r := New([]string{"MY_API_KEY=tok_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "DUMMY_KEY=xxxxxxxx"})
+	var out countingWriter
+	w := r.Writer(&out)
+	w.Write([]byte("→ Bash: echo aaaa tok_ABCDEFGHIJKLMNOP…\n"))
+	w.Write([]byte(strings.Repeat("xxxxxxxx", 1000) + "\n"))
+	w.Flush()
+	want := "→ Bash: echo aaaa [redacted MY_API_KEY]…\n" + strings.Repeat("[redacted DUMMY_KEY]", 1000) + "\n"
+	if out.String() != want {
+		t.Errorf("wrote %q..., want %q...", out.String()[:80], want[:80])
+	}
+	if out.writes > 4 {
+		t.Errorf("%d writes for two lines", out.writes)
+	}
+}
+
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.Buffer.Write(p)
+}

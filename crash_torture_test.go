@@ -48,7 +48,9 @@ const tortureKills = 15
 // And after the next start (a run that got as far as its first iteration):
 //
 //   - the iteration that was in flight at the kill is in the ledger under
-//     its own number as interrupted, with its story and attempt;
+//     its own number as interrupted, with its story and attempt (but for
+//     one killed during its story's baseline checks, whose number the
+//     next iteration takes);
 //   - the temp files the kill left are gone;
 //   - nothing the killed agent started is still running.
 //
@@ -195,6 +197,8 @@ stall_after = 0
 name = "work"
 run = "sleep 0.03; test -s work.txt"
 timeout = "10s"
+# Run before each story's first attempt too, with a marker of its own.
+baseline = true
 
 [git]
 commit = true
@@ -377,7 +381,10 @@ func (tt *torture) check(started bool) {
 		}
 	}
 	if started {
-		if m := tt.inFlight; m != nil {
+		if m := tt.inFlight; m != nil && !m.Recorded() {
+			tt.noAgentOf(m.Iteration)
+		}
+		if m := tt.inFlight; m != nil && m.Recorded() {
 			i := slices.IndexFunc(entries, func(e progress.Entry) bool { return e.Iteration == m.Iteration })
 			if i < 0 {
 				t.Fatalf("iteration %d was in flight at the last kill and is not in the ledger: %v", m.Iteration, iterationsOf(entries))

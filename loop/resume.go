@@ -168,6 +168,9 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		o.warn("%s", t)
 	}
 	if !m.Recorded() {
+		if err := ledger.Drop(*m); err != nil {
+			return err
+		}
 		o.warn("iteration %d (%s) was stopped during its baseline checks, before its agent started: nothing is recorded for it, and the next iteration takes its number", m.Iteration, m.StoryID)
 		return nil
 	}

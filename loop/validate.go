@@ -62,7 +62,7 @@ func Validate(o Options) (Validation, error) {
 		case err != nil:
 			errs = append(errs, err)
 		case m != nil && !m.Recorded():
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started its baseline checks and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` runs the iteration again", ProgressFile, m.Iteration, m.StoryID))
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started its baseline checks and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` drops it (the next iteration takes its number)", ProgressFile, m.Iteration, m.StoryID))
 		case m != nil:
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started and has no entry: a ralph loop is running it, or was stopped, and the next `ralph loop` records it as interrupted", ProgressFile, m.Iteration, m.StoryID))
 		}

@@ -28,9 +28,12 @@ import (
 //	=== ralph started iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
 //
 // The marker with the baseline follows it once they end. An iteration
-// stopped before that did nothing yet: the next `ralph loop` records
-// nothing for it, and the next iteration takes its number (see
-// Mark.Recorded). The entry that ends the iteration follows the marker
+// stopped before that did nothing yet: the next `ralph loop` records no
+// entry for it, only that it is over,
+//
+//	=== ralph dropped iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
+//
+// and the next iteration takes its number (see Mark.Recorded). The entry that ends the iteration follows the marker
 // directly (after a blank line when the baseline is longer than the end of
 // the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
@@ -44,9 +47,9 @@ import (
 // Follower); a marker ends the head like an entry does. The marker holds no
 // process id: it is written before the agent exists, and an id would make a
 // ledger written with a fixed clock differ from run to run. What a dead
-// ralph's agent left running is found instead by the environment ralph gave
-// it (RALPH_ITERATION, RALPH_TASK_ID, the work directory), which also finds
-// a child that left the agent's process group.
+// ralph's agent and checks left running is found instead by the
+// environment ralph gave them (RALPH_ITERATION, RALPH_TASK_ID, the work
+// directory), which also finds a child that left their process groups.
 
 // Mark is an iteration in flight, as its started marker records it.
 type Mark struct {
@@ -64,6 +67,10 @@ type Mark struct {
 	// with the baseline follows once they end. It is on the marker's line,
 	// so that the marker cannot be read without it.
 	TakingBaseline bool
+	// Dropped marks the line the next ralph appends after the marker of an
+	// iteration stopped during its baseline checks (see Ledger.Drop): the
+	// iteration is over, with no entry.
+	Dropped bool
 }
 
 // Recorded reports whether the next `ralph loop` records m's iteration, as
@@ -76,7 +83,10 @@ func (m *Mark) Recorded() bool { return !m.TakingBaseline }
 // (see Mark.TakingBaseline).
 const takingBaseline = sep + "baseline checks"
 
-const markPrefix = "=== ralph started iteration "
+const (
+	markPrefix    = "=== ralph started iteration "
+	droppedPrefix = "=== ralph dropped iteration "
+)
 
 // formatMark renders m as its marker line, ending with a newline, followed
 // by its baseline checks as an entry writes them ("baseline: ..." lines and
@@ -84,7 +94,11 @@ const markPrefix = "=== ralph started iteration "
 // start marker.
 func formatMark(m Mark) []byte {
 	var b strings.Builder
-	b.WriteString(markPrefix)
+	if m.Dropped {
+		b.WriteString(droppedPrefix)
+	} else {
+		b.WriteString(markPrefix)
+	}
 	b.WriteString(strconv.Itoa(m.Iteration))
 	b.WriteString(sep)
 	b.WriteString(oneLine(m.StoryID))
@@ -131,15 +145,22 @@ func markField(line string) bool {
 	return strings.HasPrefix(line, "baseline:") || isCont(line)
 }
 
-// parseMark recognises a marker line. The iteration number is read from the
-// left and the attempt and time from the right, so a story id may itself
-// contain " · ".
+// parseMark recognises a marker line, or the line that drops one. The
+// iteration number is read from the left and the attempt and time from the
+// right, so a story id may itself contain " · ".
 func parseMark(line string) (Mark, bool) {
-	if len(line) < len(markPrefix)+len(markerEnd) ||
-		!strings.HasPrefix(line, markPrefix) || !strings.HasSuffix(line, markerEnd) {
+	dropped := false
+	rest, ok := strings.CutPrefix(line, markPrefix)
+	if !ok {
+		if rest, ok = strings.CutPrefix(line, droppedPrefix); !ok {
+			return Mark{}, false
+		}
+		dropped = true
+	}
+	mid, ok := strings.CutSuffix(rest, markerEnd)
+	if !ok {
 		return Mark{}, false
 	}
-	mid := line[len(markPrefix) : len(line)-len(markerEnd)]
 	num, rest, ok := strings.Cut(mid, sep)
 	if !ok {
 		return Mark{}, false
@@ -166,7 +187,7 @@ func parseMark(line string) (Mark, bool) {
 	if err != nil {
 		return Mark{}, false
 	}
-	return Mark{Iteration: n, StoryID: rest[:i], Attempt: attempt, Time: t.UTC(), TakingBaseline: taking}, true
+	return Mark{Iteration: n, StoryID: rest[:i], Attempt: attempt, Time: t.UTC(), TakingBaseline: taking, Dropped: dropped}, true
 }
 
 func isMark(line string) bool {
@@ -196,6 +217,23 @@ func (l *Ledger) Begin(m Mark) error {
 		return append(data, formatMark(m)...)
 	}); err != nil {
 		return fmt.Errorf("record the start of iteration %d in %s: %w", m.Iteration, l.path, err)
+	}
+	return nil
+}
+
+// Drop records that iteration m, found in flight while it took its
+// baseline (see Mark.Recorded), is over without an entry: it appends the
+// line that drops m's marker, so that the story is no longer taken for
+// running, and syncs it (or queues the sync).
+func (l *Ledger) Drop(m Mark) error {
+	m.Dropped, m.Baseline = true, nil
+	if err := l.write(func(last []byte, _ bool) []byte {
+		if len(last) > 0 && last[len(last)-1] != '\n' {
+			return append([]byte("\n"), formatMark(m)...)
+		}
+		return formatMark(m)
+	}); err != nil {
+		return fmt.Errorf("record the end of iteration %d in %s: %w", m.Iteration, l.path, err)
 	}
 	return nil
 }
@@ -248,6 +286,9 @@ func InFlight(path string) (*Mark, error) {
 	for i := range lines {
 		if m, ok := parseMarkBlock(lines[i:]); ok {
 			found = &m
+			if m.Dropped {
+				found = nil
+			}
 		}
 	}
 	if found == nil || (last != nil && found.Iteration <= last.Iteration) {

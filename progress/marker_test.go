@@ -345,3 +345,41 @@ func TestInFlightTornBaseline(t *testing.T) {
 		t.Errorf("InFlight = %+v, want %+v", *m, want)
 	}
 }
+
+// TestDrop: the line that drops a marker taking its baseline ends its
+// iteration's flight; a marker after it is in flight again.
+func TestDrop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	if err := l.Append(entryN(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(takingMark(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Drop(takingMark(2)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := InFlight(path); err != nil || m != nil {
+		t.Fatalf("InFlight after Drop = %+v, %v; want none", m, err)
+	}
+	if err := l.Begin(takingMark(2)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := InFlight(path); err != nil || m == nil || !reflect.DeepEqual(*m, takingMark(2)) {
+		t.Fatalf("InFlight after Begin = %+v, %v; want %+v", m, err, takingMark(2))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := "=== ralph dropped iteration 2 · US-001 · attempt 2 · baseline checks · 2026-01-02T03:04:05Z ===\n"
+	if !strings.Contains(string(data), string(formatMark(takingMark(2)))+dropped+"\n") {
+		t.Errorf("file:\n%s\nwant the marker, then %q", data, dropped)
+	}
+	// Every reader skips it, as it skips markers.
+	_, entries, torn, err := Parse(strings.NewReader(string(data)))
+	if err != nil || len(entries) != 1 || torn != 0 {
+		t.Errorf("Parse: %d entries, %d torn, %v", len(entries), torn, err)
+	}
+}

@@ -251,6 +251,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			retries: retries, transients: transients}
 		err = it.run(ctx, f, story)
 		if errors.Is(err, errPickAgain) {
+			o.warn("%s changed as the iteration with %s was to begin: picking the story to run again", PRDFile, story.ID)
 			n--
 			continue
 		}
@@ -452,29 +453,28 @@ func (o *Options) lockPRD() (unlock func()) {
 // story is no longer the one to run (see stillNext).
 var errPickAgain = errors.New("the story is no longer the next")
 
-// stillNext returns errPickAgain, with a warning, when prd.json is no
-// longer the file f the story was picked from and the story is not the
-// one to run in it: a `ralph task` edit (a block, a reset, a story added
-// ahead of it) made between the pick and the lock taken to begin the
-// iteration. A file that cannot be read or used is picked from again too,
-// which reports it.
-func (o *Options) stillNext(f *prd.File, story *prd.Story) error {
+// stillNext returns prd.json as it is now and the story to run in it, when
+// that is still the story picked from f; errPickAgain when a `ralph task`
+// edit made since the pick (a block, a story added ahead of it) makes
+// another the one to run, or the file cannot be read or used any more
+// (the pick from it again reports why). An edit that leaves the story to
+// run (an answer, a note) is in what it returns.
+func (o *Options) stillNext(f *prd.File, story *prd.Story) (*prd.File, *prd.Story, error) {
 	b := o.buffers()
 	data, err := readbuf.ReadFile(b.now, o.path(PRDFile))
 	b.now = data
 	if err == nil && f.ParsedFrom(data) {
-		return nil
+		return f, story, nil
 	}
 	if err == nil {
 		now, err := prd.Parse(data, PRDFile)
 		if err == nil {
-			if next := now.Next(); next != nil && next.ID == story.ID && next.Status() == story.Status() {
-				return nil
+			if next := now.Next(); next != nil && next.ID == story.ID {
+				return now, next, nil
 			}
 		}
 	}
-	o.warn("%s changed as the iteration with %s was to begin: picking the story to run again", PRDFile, story.ID)
-	return errPickAgain
+	return nil, nil, errPickAgain
 }
 
 // loadStories is loadPRD for what works on the stories: a file without any
@@ -579,6 +579,18 @@ type iteration struct {
 
 func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
 	o := it.o
+	// prd.json's lock is held from the story's last look to its marker,
+	// and from the marker to the snapshot: a `ralph task` edit, which looks
+	// for the marker under that lock, is seen here (the iteration goes on
+	// with the file as it is now, or the story is picked again), or finds
+	// the story running and refuses, or is in the snapshot. Without the
+	// file there is nothing to edit; the snapshot says so.
+	unlock := o.lockPRD()
+	f, story, err := o.stillNext(f, story)
+	if err != nil {
+		unlock()
+		return err
+	}
 	start := o.now()
 	it.start = start
 	number := it.totals.Iterations + 1
@@ -596,6 +608,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	prompt, prev, err := buildPrompt(o, it.tmpl, f, story, number, it.commit)
 	it.prev = prev
 	if err != nil {
+		unlock()
 		return err
 	}
 	// Said once the iteration has begun (its first marker), and not under
@@ -609,16 +622,6 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 
 	baseline, take, err := it.priorBaseline(story)
 	if err != nil {
-		return err
-	}
-	// prd.json's lock is held from the story's last look to its marker,
-	// and from the marker to the snapshot: a `ralph task` edit, which looks
-	// for the marker under that lock, is seen here (the story is picked
-	// again), or finds the story running and refuses, or is in the
-	// snapshot. Without the file there is nothing to edit; the snapshot
-	// says so.
-	unlock := o.lockPRD()
-	if err := o.stillNext(f, story); err != nil {
 		unlock()
 		return err
 	}

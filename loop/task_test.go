@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -140,7 +141,8 @@ func TestTaskEdits(t *testing.T) {
 
 // TestStillNext: an edit made between the pick and the start of the
 // iteration (`ralph task` waits for no loop) makes the loop pick again
-// when the story is no longer the one to run, and only then.
+// when the story is no longer the one to run, and only then; otherwise the
+// iteration goes on with the file as it is, the edit in it.
 func TestStillNext(t *testing.T) {
 	edits := []struct {
 		name  string
@@ -148,6 +150,13 @@ func TestStillNext(t *testing.T) {
 		again bool
 	}{
 		{"none", func(string) error { return nil }, false},
+		{"the story blocked and answered", func(dir string) error {
+			if _, err := BlockStory(dir, "D", "Which table?"); err != nil {
+				return err
+			}
+			_, _, err := AnswerStory(dir, "D", "carts")
+			return err
+		}, false},
 		{"another story blocked", func(dir string) error { _, err := BlockStory(dir, "B", "Which table?"); return err }, false},
 		{"the story blocked", func(dir string) error { _, err := BlockStory(dir, "D", "Which table?"); return err }, true},
 		{"a story added ahead of it", func(dir string) error {
@@ -173,9 +182,19 @@ func TestStillNext(t *testing.T) {
 			if err := tt.edit(o.Dir); err != nil {
 				t.Fatal(err)
 			}
-			err = o.stillNext(f, story)
+			now, next, err := o.stillNext(f, story)
 			if again := errors.Is(err, errPickAgain); again != tt.again || (err != nil && !again) {
-				t.Errorf("stillNext = %v, want picking again: %v", err, tt.again)
+				t.Fatalf("stillNext = %v, want picking again: %v", err, tt.again)
+			}
+			if err != nil {
+				return
+			}
+			want, err := o.loadPRD()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next.ID != "D" || !reflect.DeepEqual(next.Answers, want.Story("D").Answers) || now.Story("D") != next {
+				t.Errorf("stillNext gave %+v, want D as prd.json has it now, %+v", next, want.Story("D"))
 			}
 		})
 	}

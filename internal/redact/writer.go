@@ -77,6 +77,13 @@ func (sw *Writer) pass(b []byte, found bool) error {
 // found says whether a match comes before the cut.
 func (r *Redactor) safeCut(b []byte) (cut int, found bool) {
 	limit := len(b) - r.startOfSecret(b)
+	// The start of a secret before the start of an ellipsis, which may be
+	// a cut one (see String), waits for the rest.
+	for k := 1; k < len(ellipsis) && k <= len(b); k++ {
+		if string(b[len(b)-k:]) == ellipsis[:k] {
+			limit = min(limit, len(b)-k-r.startOfSecret(b[:len(b)-k]))
+		}
+	}
 	next := make([]int, len(r.secrets)) // where each secret comes next, from i on; -1: nowhere
 	for k := range next {
 		next[k] = -2 // not looked for yet

@@ -135,7 +135,7 @@ func printPrompt(c *cli.Context, o loop.Options) error {
 		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) has no entry in %s yet (a loop runs it now, or ralph stopped during it): the prompt of iteration %d will also say how it ended\n",
 			m.Iteration, m.StoryID, progressFile, m.Iteration+1)
 	default:
-		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) started its baseline checks (a loop runs them now, or ralph stopped during them): this is its prompt\n",
+		fmt.Fprintf(c.App.ErrWriter, "ralph: warning: iteration %d (%s) started its baseline checks (a loop runs them now, or ralph stopped during them)\n",
 			m.Iteration, m.StoryID)
 	}
 	if prompt == "" {

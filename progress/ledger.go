@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/durable"
@@ -41,7 +42,7 @@ func Open(path string) (*Ledger, error) {
 	dirPath := filepath.Dir(path)
 	dir, err := readbuf.Open(dirPath)
 	if err == nil {
-		if err = flock.Lock(dir, false); err != nil {
+		if err = lockPatiently(dir); err != nil {
 			dir.Close()
 		}
 	}
@@ -57,6 +58,25 @@ func Open(path string) (*Ledger, error) {
 		return nil, err
 	}
 	return &Ledger{path: path, dir: dir, f: f}, nil
+}
+
+// lockPatience is how long Open tries again for a lock that is held.
+var lockPatience = 300 * time.Millisecond
+
+// lockPatiently takes the lock on dir, trying again for lockPatience while
+// it is held: a ralph killed a moment ago can hold it still, for as long
+// as a child it was starting takes to exec or to die with it (the child
+// has the locked directory open until then), and a ralph started at once
+// after the kill, by a script, must not take it for another one running.
+func lockPatiently(dir *os.File) error {
+	deadline := time.Now().Add(lockPatience)
+	for {
+		err := flock.Lock(dir, false)
+		if !errors.Is(err, flock.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Held reports whether a ralph holds the ledger at path open (see Open). It

@@ -52,6 +52,33 @@ func TestOpenCreates(t *testing.T) {
 	}
 }
 
+// TestOpenWaitsForAKilledRalph: a lock released a moment after Open tries
+// it (the child of a ralph just killed, which had the directory open) is
+// taken; one held past lockPatience is another ralph's.
+func TestOpenWaitsForAKilledRalph(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	first := openLedger(t, path)
+	lockPatience = time.Minute
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		first.Close()
+	}()
+	l, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open while the lock was released a moment later: %v", err)
+	}
+	defer l.Close()
+	lockPatience = 50 * time.Millisecond
+	start := time.Now()
+	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Open of a held ledger: err = %v, want %v", err, ErrLocked)
+	}
+	if waited := time.Since(start); waited < lockPatience {
+		t.Errorf("Open gave up after %v, before lockPatience (%v)", waited, lockPatience)
+	}
+}
+
 // TestOpenLocked: one ledger per directory. A second Open is refused,
 // also once the file was replaced or removed before the first ledger
 // followed it (an editor's save, a person's rm): the lock is the

@@ -130,15 +130,25 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
+	// ralph as a first signal does, not at once, mid-iteration, as it would
+	// a program that leaves SIGPIPE alone; every such write after it raises
+	// the signal again, and is no second one.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
-		for n := 1; ; n++ {
+		for asked := 0; ; {
 			select {
 			case <-sigs:
+			case <-pipes:
+				if asked > 0 {
+					continue
+				}
 			case <-done:
 				return
 			}
-			if n == 1 {
+			if asked++; asked == 1 {
 				first()
 				cancel()
 			} else {
@@ -148,6 +158,7 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
+		signal.Stop(pipes)
 		close(done)
 		cancel()
 	}

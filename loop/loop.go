@@ -233,7 +233,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		story, err := o.pick(f, totals, n)
 		var stop *StopError
-		if story == nil && o.Watch && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled)) {
+		// The invocation's own budget (--once, --max-iterations) is one no
+		// change can raise: spent, it leaves nothing to watch for.
+		spent := o.MaxIterations > 0 && n >= o.MaxIterations
+		if story == nil && o.Watch && !spent && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled)) {
 			why := "every story passes"
 			if err != nil {
 				why = err.Error()

@@ -515,6 +515,11 @@ func (o *Options) reload() (*templates.Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As at the start: an agent that cannot be found is no setting to run
+	// the next iteration with.
+	if err := agent.Find(cfg.Agent.Argv[0], o.Dir); err != nil {
+		return nil, err
+	}
 	// Secrets of the new agent.env are kept out of what the loop writes
 	// from now on, and those of every earlier one still are: the agent
 	// may have kept them. Each once, however often harness.toml changes.

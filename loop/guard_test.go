@@ -92,7 +92,9 @@ func TestSameJSON(t *testing.T) {
 // again from a reloaded harness.toml.
 func TestReloadGuardGlobs(t *testing.T) {
 	o := &Options{Out: io.Discard, Config: Config{Guard: Guard{Protect: []string{"old.txt"}}}}
-	o.Reload = func() (Config, error) { return Config{Guard: Guard{Protect: []string{"new.txt"}}}, nil }
+	o.Reload = func() (Config, error) {
+		return Config{Agent: AgentConfig{Argv: []string{"sh"}}, Guard: Guard{Protect: []string{"new.txt"}}}, nil
+	}
 	if !o.guardGlobs().protect.Match("old.txt") {
 		t.Fatal("old.txt is not protected before the reload")
 	}

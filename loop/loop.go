@@ -208,7 +208,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
 		}
-		if sum := o.harnessSum(); o.Reload != nil && sum != nil && !bytes.Equal(sum, loaded) {
+		switch sum := o.harnessSum(); {
+		case o.Reload == nil || bytes.Equal(sum, loaded):
+		case sum == nil:
+			// Said once: the sum of a file back in place differs from nil.
+			loaded = nil
+			o.warn("%s cannot be read any more, so the previous settings stay", HarnessFile)
+		default:
 			loaded = sum
 			if t, err := o.reload(); err != nil {
 				o.warn("%s changed but cannot be used, so the previous settings stay: %v", HarnessFile, err)

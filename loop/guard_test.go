@@ -109,7 +109,7 @@ func TestReloadGuardGlobs(t *testing.T) {
 // TestReloadPastEnv: every agent.env a run reloaded from is kept for the
 // redactor, each entry once, however often harness.toml changes.
 func TestReloadPastEnv(t *testing.T) {
-	env := func(kv ...string) Config { return Config{Agent: AgentConfig{Env: kv}} }
+	env := func(kv ...string) Config { return Config{Agent: AgentConfig{Argv: []string{"sh"}, Env: kv}} }
 	o := &Options{Out: io.Discard, Config: env("A_TOKEN=first-secret")}
 	next := []Config{env("A_TOKEN=second-secret"), env("A_TOKEN=first-secret"), env("A_TOKEN=second-secret")}
 	o.Reload = func() (Config, error) { c := next[0]; next = next[1:]; return c, nil }

@@ -974,14 +974,18 @@ func knownFailures(cs []progress.Check) []string {
 }
 
 // fewerTests is the other half of the test ratchet: a check that reports
-// how many tests it ran may not pass with fewer than it last passed with.
+// how many tests it ran may not pass with fewer than it last passed with,
+// nor pass reporting none (code that ends the test binary before its
+// tests, say) when it last reported some. The count it is compared with is
+// that of its last pass, which is most often the iteration before: a
+// check that never reports one is looked for no further back.
 func (it *iteration) fewerTests() []string {
-	want := map[string]int{}
+	want := map[string]bool{}
 	for _, c := range it.entry.Checks {
 		// An optional check does not block done, whether it fails or
 		// runs fewer tests.
-		if c.Passed && c.Tests > 0 && !c.Optional {
-			want[c.Name] = c.Tests
+		if c.Passed && !c.Optional {
+			want[c.Name] = true
 		}
 	}
 	if len(want) == 0 {
@@ -993,7 +997,7 @@ func (it *iteration) fewerTests() []string {
 			// A count the ratchet refused is no count to compare with:
 			// the next attempt would pass with the tests it removed.
 			refused := slices.ContainsFunc(e.Tampered, func(t string) bool { return isFewerTests(t, c.Name) })
-			if _, ok := want[c.Name]; ok && c.Passed && c.Tests > 0 && !refused {
+			if want[c.Name] && c.Passed && !refused {
 				if _, seen := before[c.Name]; !seen {
 					before[c.Name] = c.Tests
 				}
@@ -1003,7 +1007,12 @@ func (it *iteration) fewerTests() []string {
 	})
 	var found []string
 	for _, c := range it.entry.Checks {
-		if n, ok := before[c.Name]; ok && c.Passed && c.Tests > 0 && c.Tests < n {
+		n := before[c.Name]
+		switch {
+		case !c.Passed || c.Tests >= n:
+		case c.Tests == 0:
+			found = append(found, fmt.Sprintf("check %s ran no test it reported, %d before: %s", c.Name, n, ratchetRule))
+		default:
 			found = append(found, fmt.Sprintf("check %s ran %d tests, %d before: %s", c.Name, c.Tests, n, ratchetRule))
 		}
 	}

@@ -31,7 +31,7 @@ type Redactor struct {
 type secret struct {
 	name, value string
 	bytes       []byte // value, for Writer
-	anchor      int    // where in value its least common byte is (see in)
+	anchor      int    // where in value its least common byte is (see index)
 }
 
 func newSecret(name, value string) secret {
@@ -171,14 +171,28 @@ const ellipsis = "…"
 // cutEnd returns s with its end replaced when it is the start of a secret,
 // at least minPiece bytes of it.
 func (r *Redactor) cutEnd(s string) string {
-	for n := min(len(r.secrets[0].value)-1, len(s)); n >= minPiece; n-- {
-		for _, sec := range r.secrets {
-			if n < len(sec.value) && strings.HasSuffix(s, sec.value[:n]) {
-				return s[:len(s)-n] + Marker(sec.name)
+	if n, name := r.startOfSecret([]byte(s)); n >= minPiece {
+		return s[:len(s)-n] + Marker(name)
+	}
+	return s
+}
+
+// startOfSecret returns the length of the longest end of b that begins a
+// secret without being all of it, and the secret's name; 0 when none does.
+func (r *Redactor) startOfSecret(b []byte) (n int, name string) {
+	if len(r.secrets) == 0 {
+		return 0, ""
+	}
+	// The secrets are sorted longest first.
+	for n := min(len(b), len(r.secrets[0].value)-1); n > 0; n-- {
+		end := b[len(b)-n:]
+		for _, s := range r.secrets {
+			if n < len(s.value) && end[0] == s.value[0] && string(end) == s.value[:n] {
+				return n, s.name
 			}
 		}
 	}
-	return s
+	return 0, ""
 }
 
 // minPiece is the shortest end of a secret that Cut takes for one: fewer

@@ -76,12 +76,14 @@ func (sw *Writer) pass(b []byte, found bool) error {
 // secret of x's), could change the matches, or hold everything back.
 // found says whether a match comes before the cut.
 func (r *Redactor) safeCut(b []byte) (cut int, found bool) {
-	limit := len(b) - r.startOfSecret(b)
+	n, _ := r.startOfSecret(b)
+	limit := len(b) - n
 	// The start of a secret before the start of an ellipsis, which may be
 	// a cut one (see String), waits for the rest.
 	for k := 1; k < len(ellipsis) && k <= len(b); k++ {
 		if string(b[len(b)-k:]) == ellipsis[:k] {
-			limit = min(limit, len(b)-k-r.startOfSecret(b[:len(b)-k]))
+			n, _ := r.startOfSecret(b[:len(b)-k])
+			limit = min(limit, len(b)-k-n)
 		}
 	}
 	next := make([]int, len(r.secrets)) // where each secret comes next, from i on; -1: nowhere
@@ -107,22 +109,4 @@ func (r *Redactor) safeCut(b []byte) (cut int, found bool) {
 		}
 		i = at + n
 	}
-}
-
-// startOfSecret returns the length of the longest end of b that begins a
-// secret without being all of it; 0 when none does.
-func (r *Redactor) startOfSecret(b []byte) int {
-	if len(r.secrets) == 0 {
-		return 0
-	}
-	// The secrets are sorted longest first.
-	for n := min(len(b), len(r.secrets[0].value)-1); n > 0; n-- {
-		end := b[len(b)-n:]
-		for _, s := range r.secrets {
-			if n < len(s.value) && end[0] == s.value[0] && string(end) == s.value[:n] {
-				return n
-			}
-		}
-	}
-	return 0
 }

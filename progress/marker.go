@@ -33,9 +33,9 @@ import (
 //
 //	=== ralph dropped iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
 //
-// and the next iteration takes its number (see Mark.Recorded). The entry that ends the iteration follows the marker
-// directly (after a blank line when the baseline is longer than the end of
-// the file Append reads).
+// and the next iteration takes its number (see Mark.Recorded). The entry
+// that ends the iteration follows the marker directly (after a blank line
+// when the baseline is longer than the end of the file Append reads).
 // A marker with no complete entry after it, at the end of the ledger, is an
 // iteration that ralph never finished recording: InFlight finds it, and the
 // next `ralph loop` records it as interrupted under the marker's number

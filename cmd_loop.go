@@ -29,6 +29,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "when nothing can run, wait for prd.json or harness.toml to change instead of exiting"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines on stdout (the agent's output goes to stderr)"},
+			&cli.BoolFlag{Name: "accept-changes", Usage: "keep the files ralph guards as they are when an iteration a stopped ralph left unrecorded finds them changed"},
 		},
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			err = onUsageError(c, err, sub)
@@ -98,6 +99,7 @@ func loopAction(c *cli.Context, e env) error {
 			Jitter:        e.jitter,
 			JSON:          c.Bool("json"),
 			Watch:         c.Bool("watch"),
+			AcceptChanges: c.Bool("accept-changes"),
 			Reload:        func() (loop.Config, error) { return loadHarness(dir) },
 		}
 		if c.Bool("dry-run") {

@@ -110,17 +110,37 @@ var ownFiles = [...]string{PRDFile, HarnessFile, ProgressFile}
 // takeSnapshot is what the guard compares with afterwards: the three files
 // and the project's guarded files (see takeFiles for tests).
 func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error) {
+	s, err := takeWatched(ctx, o, tests)
+	if err != nil {
+		return s, err
+	}
+	return s, s.takeProgress(o)
+}
+
+// takeWatched is takeSnapshot but for progress.txt's copy (see
+// takeProgress): an iteration takes that after its marker, which keeps
+// digests of the rest (see guardedSums).
+func takeWatched(ctx context.Context, o *Options, tests bool) (snapshot, error) {
 	files, err := takeFiles(ctx, o, tests)
 	if err != nil {
 		return snapshot{}, err
 	}
-	s, err := takeState(o)
+	s, err := takeOwn(o)
 	s.files = files
 	return s, err
 }
 
 // takeState is the three files' part of a snapshot.
 func takeState(o *Options) (snapshot, error) {
+	s, err := takeOwn(o)
+	if err != nil {
+		return s, err
+	}
+	return s, s.takeProgress(o)
+}
+
+// takeOwn is takeState but for progress.txt's copy.
+func takeOwn(o *Options) (snapshot, error) {
 	var s snapshot
 	var err error
 	for i, name := range ownFiles {
@@ -138,6 +158,12 @@ func takeState(o *Options) (snapshot, error) {
 	}
 	s.harness, s.harnessErr = readbuf.ReadFile(b.harness, o.path(HarnessFile))
 	b.harness = s.harness
+	return s, nil
+}
+
+// takeProgress is progress.txt's part of a snapshot.
+func (s *snapshot) takeProgress(o *Options) error {
+	b := o.buffers()
 	path := o.path(ProgressFile)
 	info, err := os.Stat(path)
 	switch {
@@ -148,7 +174,7 @@ func takeState(o *Options) (snapshot, error) {
 	default:
 		s.progressSize, s.progressEnd, err = fileEnd(path, -1)
 	}
-	return s, err
+	return err
 }
 
 // fileEnd returns a file's size and its last guardWindow bytes before

@@ -66,6 +66,10 @@ type Options struct {
 	// Watch keeps the loop up when nothing can run, waiting for prd.json
 	// or harness.toml to change.
 	Watch bool
+	// AcceptChanges keeps what the guard watches as it is when an iteration
+	// that a stopped ralph left unrecorded finds it changed (see
+	// changedSince), instead of stopping for a person to look.
+	AcceptChanges bool
 	// inGit caches whether Dir is in a git work tree (gitTree).
 	inGit *bool
 	// bufs are the buffers the files are read into (buffers).
@@ -661,21 +665,28 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
-	// The guard's snapshot is taken after it, so the marker is no change.
-	// A baseline just taken goes into the marker too: it cannot be taken
-	// again once the agent has worked, and a ralph killed before the entry
-	// would lose it. Its excerpts were redacted when it was taken.
+	// The guard's snapshot is taken before it, for the marker to keep its
+	// digests (see guardedSums), but for progress.txt's copy, taken after
+	// it: the marker is no change. A baseline just taken goes into the
+	// marker too: it cannot be taken again once the agent has worked, and
+	// a ralph killed before the entry would lose it. Its excerpts were
+	// redacted when it was taken.
 	mark.Baseline = it.entry.Baseline
-	if err := it.ledger.Begin(mark); err != nil {
-		unlock()
-		return err
-	}
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
 	var snap snapshot
 	if serr == nil {
-		snap, err = takeSnapshot(ctx, o, true)
+		if snap, err = takeWatched(ctx, o, true); err == nil {
+			mark.Guarded = guardedSums(snap.harness, snap.harnessErr == nil, f, story.ID, snap.files)
+		}
+	}
+	if err := it.ledger.Begin(mark); err != nil {
+		unlock()
+		return err
+	}
+	if serr == nil && err == nil {
+		err = snap.takeProgress(o)
 	}
 	unlock()
 	if !take {
@@ -730,7 +741,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// interrupt included.
 	g, err := snap.guard(context.WithoutCancel(ctx), o, it.ledger, f, story.ID)
 	if err != nil {
-		return it.failed(err)
+		return it.unguarded(err)
 	}
 	e.Tampered = append(e.Tampered, g.tampered...)
 	for _, t := range g.tampered {
@@ -747,7 +758,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if len(e.Checks) > 0 {
 		judged, tampered, err := snap.guardAfter(o, it.ledger, g.prd, story.ID, byChecks)
 		if err != nil {
-			return it.failed(err)
+			return it.unguarded(err)
 		}
 		g.prd = judged
 		for _, t := range tampered {
@@ -1307,6 +1318,16 @@ func (it *iteration) failed(err error) error {
 		return errors.Join(err, aerr)
 	}
 	return err
+}
+
+// unguarded stops the loop when the guard could not look at, or undo, what
+// the agent or the checks changed: the agent may have made it fail (a
+// directory it made read-only, a limit on ralph's open files), and its
+// changes may stand. So the iteration is not recorded here: its marker
+// stays in flight, and the next `ralph loop` compares the files with the
+// marker's digests before it records it (see changedSince).
+func (it *iteration) unguarded(err error) error {
+	return fmt.Errorf("iteration %d (%s): ralph could not check the files it guards: %w; the iteration stays unrecorded, and the next `ralph loop` compares them with what they were before the agent ran", it.entry.Iteration, it.entry.StoryID, err)
 }
 
 // interrupted records an iteration that a signal cut short. It is not an

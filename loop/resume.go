@@ -62,7 +62,7 @@ import (
 // the rest is done as well as it can be, with a warning for what could not.
 func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 	o.removeTemps()
-	if err := o.resumeInFlight(ledger); err != nil {
+	if err := o.resumeInFlight(ctx, ledger); err != nil {
 		return err
 	}
 	if o.Config.Commit {
@@ -95,7 +95,9 @@ func (o *Options) removeTemps() {
 // resumeInFlight records the iteration that the last ralph started and never
 // recorded, after killing what its agent and checks left running. One
 // stopped during its baseline checks is not recorded (see Mark.Recorded).
-func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
+// When what the guard watches changed during the iteration, it stops for
+// a person instead, recording nothing (see changedSince).
+func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) error {
 	m, err := progress.InFlight(o.path(ProgressFile))
 	if err != nil || m == nil {
 		return err
@@ -107,6 +109,16 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 	}
 	if err != nil {
 		o.warn("%v", err)
+	}
+	changed, err := o.changedSince(ctx, m)
+	switch {
+	case err != nil && !o.AcceptChanges:
+		return err
+	case err != nil:
+		o.warn("%v", err)
+	case len(changed) > 0 && !o.AcceptChanges:
+		return stopf(NeedsHuman, "iteration %d (%s) was cut short before ralph could check what its agent changed, and files ralph guards are not as they were when the agent began: %s. The agent may have changed them and then stopped ralph; ralph keeps no copy to put back, and cannot tell such a change from yours. Look at them, put back what is not yours and run `ralph loop` again, or keep them all with `ralph loop --accept-changes`",
+			m.Iteration, m.StoryID, strings.Join(changed, ", "))
 	}
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
@@ -173,6 +185,10 @@ func (o *Options) resumeInFlight(ledger *progress.Ledger) error {
 		}
 		o.warn("iteration %d (%s) was stopped during its baseline checks, before its agent started: nothing is recorded for it, and the next iteration takes its number", m.Iteration, m.StoryID)
 		return nil
+	}
+	if len(changed) > 0 {
+		e.AgentNote += "; changed during it, kept as they are (--accept-changes): " + strings.Join(changed, ", ")
+		o.warn("kept as they are, as asked (--accept-changes), though they changed during iteration %d: %s", m.Iteration, strings.Join(changed, ", "))
 	}
 	if err := ledger.Append(e); err != nil {
 		return err

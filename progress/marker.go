@@ -71,6 +71,18 @@ type Mark struct {
 	// iteration stopped during its baseline checks (see Ledger.Drop): the
 	// iteration is over, with no entry.
 	Dropped bool
+	// Guarded are digests of what the guard watches, as it was when the
+	// agent began: a ralph killed before its guard looked keeps no copy
+	// to put back, and the next one compares these with the files (see
+	// package loop). They are "guarded:" lines after the marker's, the
+	// digest first.
+	Guarded []Sum
+}
+
+// Sum is a digest of something the guard watches, named as ralph names it
+// (a file, or a group of files).
+type Sum struct {
+	Name, Digest string
 }
 
 // Recorded reports whether the next `ralph loop` records m's iteration, as
@@ -110,6 +122,9 @@ func formatMark(m Mark) []byte {
 	b.WriteString(sep)
 	b.WriteString(m.Time.UTC().Format(time.RFC3339))
 	b.WriteString(markerEnd + "\n")
+	for _, g := range m.Guarded {
+		writeField(&b, "guarded", g.Digest+" "+oneLine(g.Name))
+	}
 	for _, c := range m.Baseline {
 		writeField(&b, "baseline", formatCheck(c))
 	}
@@ -117,32 +132,40 @@ func formatMark(m Mark) []byte {
 }
 
 // parseMarkBlock recognises a marker line and the lines after it that
-// belong to it (see formatMark), up to the first that does not.
-func parseMarkBlock(lines []string) (Mark, bool) {
-	m, ok := parseMark(trimEOL(lines[0]))
+// belong to it (see formatMark), up to the first that does not; n is how
+// many lines the block has.
+func parseMarkBlock(lines []string) (m Mark, n int, ok bool) {
+	m, ok = parseMark(trimEOL(lines[0]))
 	if !ok {
-		return Mark{}, false
+		return Mark{}, 0, false
 	}
 	p := &entryParser{cur: -1}
+	n = 1
 	for _, l := range lines[1:] {
 		l = trimEOL(l)
 		if !markField(l) {
 			break
 		}
 		p.line(l)
+		n++
 	}
 	for _, f := range p.fields {
-		if f.key == "baseline" {
+		switch f.key {
+		case "baseline":
 			m.Baseline = append(m.Baseline, parseCheck(strings.Join(f.lines, "\n")))
+		case "guarded":
+			if digest, name, ok := strings.Cut(f.lines[0], " "); ok {
+				m.Guarded = append(m.Guarded, Sum{Name: name, Digest: digest})
+			}
 		}
 	}
-	return m, true
+	return m, n, true
 }
 
 // markField reports whether line can belong to a marker's block: a
-// baseline line or a continuation line.
+// guarded or baseline line, or a continuation line.
 func markField(line string) bool {
-	return strings.HasPrefix(line, "baseline:") || isCont(line)
+	return strings.HasPrefix(line, "guarded:") || strings.HasPrefix(line, "baseline:") || isCont(line)
 }
 
 // parseMark recognises a marker line, or the line that drops one. The
@@ -280,11 +303,18 @@ func InFlight(path string) (*Mark, error) {
 	// A last line without its newline was torn. A piece of a baseline
 	// line must not count: a failure line cut short could pass for
 	// another failure, which would then count as known.
-	if n := len(lines) - 1; !isMark(trimEOL(lines[n])) {
-		lines[n] = ""
+	end := len(lines) - 1
+	torn := lines[end] != "" && !isMark(trimEOL(lines[end]))
+	if torn {
+		lines[end] = ""
 	}
 	for i := range lines {
-		if m, ok := parseMarkBlock(lines[i:]); ok {
+		if m, n, ok := parseMarkBlock(lines[i:]); ok {
+			// A block cut short may lack digests: it has none (see
+			// Mark.Guarded), rather than name a file as new.
+			if torn && i+n >= end {
+				m.Guarded = nil
+			}
 			found = &m
 			if m.Dropped {
 				found = nil

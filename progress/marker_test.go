@@ -18,9 +18,11 @@ func mark(n int) Mark {
 
 func markLine(n int) string { return string(formatMark(mark(n))) }
 
-// baselineMark is mark(n) with the baseline of a story's first attempt.
+// baselineMark is mark(n) with the baseline of a story's first attempt,
+// and the guard's digests.
 func baselineMark(n int) Mark {
 	m := mark(n)
+	m.Guarded = []Sum{{Name: "harness.toml", Digest: "0123456789abcdef"}, {Name: "scripts/a b.sh", Digest: "fedcba9876543210"}}
 	m.Baseline = []Check{
 		{Name: "unit", Duration: 1500 * time.Millisecond, Excerpt: "--- FAIL: TestOld\n=== ralph started iteration 9 · X · attempt 1 · 2026-01-02T03:04:05Z ==="},
 		{Name: "lint", Passed: true, Duration: time.Second},
@@ -48,7 +50,9 @@ func TestFormatMark(t *testing.T) {
 		t.Errorf("formatMark = %q, want %q", got, want)
 	}
 	got = string(formatMark(baselineMark(5)))
-	want += "baseline: unit · fail · 1.5s\n" +
+	want += "guarded: 0123456789abcdef harness.toml\n" +
+		"guarded: fedcba9876543210 scripts/a b.sh\n" +
+		"baseline: unit · fail · 1.5s\n" +
 		"  | --- FAIL: TestOld\n" +
 		"  | === ralph started iteration 9 · X · attempt 1 · 2026-01-02T03:04:05Z ===\n" +
 		"baseline: lint · pass · 1s\n"
@@ -339,10 +343,25 @@ func TestInFlightTornBaseline(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("InFlight = %+v, %v; want iteration 2", m, err)
 	}
+	// The digests are dropped with the torn block: one cut short would
+	// lack a file's.
 	want := mark(2)
 	want.Baseline = []Check{{Name: "unit", Duration: 1500 * time.Millisecond}}
 	if !reflect.DeepEqual(*m, want) {
 		t.Errorf("InFlight = %+v, want %+v", *m, want)
+	}
+	// A block that is whole keeps them, a torn entry after it or not.
+	for _, after := range []string{"", string(Format(entryN(2)))[:80]} {
+		if err := os.WriteFile(path, []byte(string(Format(entryN(1)))+"\n"+block+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err = InFlight(path)
+		if err != nil || m == nil {
+			t.Fatalf("InFlight = %+v, %v; want iteration 2", m, err)
+		}
+		if want := baselineMark(2).Guarded; !reflect.DeepEqual(m.Guarded, want) {
+			t.Errorf("InFlight with %q after the block: digests %+v, want %+v", after, m.Guarded, want)
+		}
 	}
 }
 

@@ -1,0 +1,146 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/readbuf"
+	"github.com/ralph-harness/ralph/prd"
+	"github.com/ralph-harness/ralph/progress"
+)
+
+// The guard's copies live in ralph's memory: a ralph killed while the agent
+// runs (by the agent, say, which is its child) takes them with it, and what
+// the agent changed would stand. So the iteration's marker also keeps a
+// digest of each thing the guard watches, as the agent found it: harness.toml,
+// prd.json's judged part (see judgedDigest) and each protected file. The
+// next `ralph loop` compares them with the files before it records the
+// iteration, and stops for a person when they differ: it cannot put back
+// what it has no copy of, nor tell the agent's change from one a person
+// made after the kill. A test file is not among them: the agent may change
+// one, and the ratchet's count, kept in the ledger, catches fewer tests.
+
+// digestLen is how many hex digits of a SHA-256 the marker keeps: 64 bits,
+// far past what an agent could match by trying.
+const digestLen = 16
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:digestLen/2])
+}
+
+// digest is a guarded file's: its contents, or where it links to.
+func (st fileState) digest() string {
+	if st.mode&fs.ModeSymlink != 0 {
+		return digestOf([]byte("link to " + st.link))
+	}
+	return hex.EncodeToString(st.sum[:digestLen/2])
+}
+
+// judgedDigest is a digest of what of prd.json only the judge may change and
+// could make a story pass on less: which stories pass, and every story's
+// checks. The running story's pass is left out: the next ralph undoes it
+// anyway when no entry vouches for it (see resumeInFlight). So is a story
+// that neither passes nor has checks: a person may add one at any time.
+func judgedDigest(f *prd.File, running string) string {
+	type judged struct {
+		id     string
+		passes bool
+		checks []string
+	}
+	var stories []judged
+	for _, s := range f.Stories {
+		passes := s.Passes && s.ID != running
+		if passes || len(s.Checks) > 0 {
+			stories = append(stories, judged{s.ID, passes, s.Checks})
+		}
+	}
+	// By id: the order of the stories is a person's to change.
+	slices.SortFunc(stories, func(a, b judged) int { return strings.Compare(a.id, b.id) })
+	var b []byte
+	for _, s := range stories {
+		b = strconv.AppendQuote(b, s.id)
+		b = strconv.AppendBool(b, s.passes)
+		for _, c := range s.checks {
+			b = strconv.AppendQuote(b, c)
+		}
+		b = append(b, '\n')
+	}
+	return digestOf(b)
+}
+
+// guardedSums are the digests the marker keeps: harness.toml's (when it
+// was read), prd.json's judged part (when it was parsed), and the
+// protected files', by name.
+func guardedSums(harness []byte, harnessRead bool, f *prd.File, running string, files fileSnapshot) []progress.Sum {
+	var sums []progress.Sum
+	if harnessRead {
+		sums = append(sums, progress.Sum{Name: HarnessFile, Digest: digestOf(harness)})
+	}
+	if f != nil {
+		sums = append(sums, progress.Sum{Name: PRDFile, Digest: judgedDigest(f, running)})
+	}
+	names := make([]string, 0, len(files.protected))
+	for name := range files.protected {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		sums = append(sums, progress.Sum{Name: name, Digest: files.protected[name].digest()})
+	}
+	return sums
+}
+
+// guardedNow are the digests of guardedSums, taken of the files as they are
+// now. A file that cannot be read (or prd.json parsed) has none.
+func (o *Options) guardedNow(ctx context.Context, running string) ([]progress.Sum, error) {
+	files, err := takeFiles(ctx, o, false)
+	if err != nil {
+		return nil, err
+	}
+	harness, herr := readbuf.ReadFile(nil, o.path(HarnessFile))
+	var f *prd.File
+	if data, err := readbuf.ReadFile(nil, o.path(PRDFile)); err == nil {
+		f, _ = prd.Parse(data, PRDFile)
+	}
+	return guardedSums(harness, herr == nil, f, running, files), nil
+}
+
+// changedSince names what the guard watches that is not as m's marker
+// recorded it: changed, gone (or unreadable), or a protected file that is
+// new. A marker
+// that recorded nothing (one written before ralph kept digests, or before
+// its snapshot failed) finds nothing.
+func (o *Options) changedSince(ctx context.Context, m *progress.Mark) ([]string, error) {
+	if len(m.Guarded) == 0 {
+		return nil, nil
+	}
+	now, err := o.guardedNow(ctx, m.StoryID)
+	if err != nil {
+		return nil, fmt.Errorf("compare the files ralph guards with iteration %d's marker: %w", m.Iteration, err)
+	}
+	was := map[string]string{}
+	for _, g := range m.Guarded {
+		was[g.Name] = g.Digest
+	}
+	var changed []string
+	for _, g := range now {
+		if d, ok := was[g.Name]; !ok {
+			changed = append(changed, g.Name+" (new)")
+		} else if d != g.Digest {
+			changed = append(changed, g.Name)
+		}
+		delete(was, g.Name)
+	}
+	for name := range was {
+		changed = append(changed, name+" (gone or unreadable)")
+	}
+	slices.Sort(changed)
+	return changed, nil
+}

@@ -1,0 +1,81 @@
+package loop
+
+import (
+	"testing"
+
+	"github.com/ralph-harness/ralph/prd"
+)
+
+// TestJudgedDigest: the digest changes with what could make a story pass on
+// less, and with nothing a person may do while a loop runs or after a kill.
+func TestJudgedDigest(t *testing.T) {
+	parse := func(text string) *prd.File {
+		t.Helper()
+		f, err := prd.Parse([]byte(text), "prd.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	base := `{"userStories": [
+		{"id": "A", "title": "a", "passes": true},
+		{"id": "B", "title": "b", "checks": ["make b"]},
+		{"id": "C", "title": "c"}]}`
+	was := judgedDigest(parse(base), "C")
+	tests := []struct {
+		name    string
+		text    string
+		changed bool
+	}{
+		{"the same", base, false},
+		{"another story marked passing", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"], "passes": true},
+			{"id": "C", "title": "c"}]}`, true},
+		{"a story's checks weakened", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["true"]},
+			{"id": "C", "title": "c"}]}`, true},
+		{"a story's checks removed", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b"},
+			{"id": "C", "title": "c"}]}`, true},
+		{"a passing story removed", `{"userStories": [
+			{"id": "B", "title": "b", "checks": ["make b"]},
+			{"id": "C", "title": "c"}]}`, true},
+		{"a story with checks added", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"]},
+			{"id": "C", "title": "c"},
+			{"id": "D", "title": "d", "checks": ["true"]}]}`, true},
+		// The running story's pass is resumeInFlight's to undo.
+		{"the running story marked passing", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"]},
+			{"id": "C", "title": "c", "passes": true}]}`, false},
+		{"stories reordered, retitled, described", `{"userStories": [
+			{"id": "C", "title": "c!", "description": "more"},
+			{"id": "B", "title": "b!", "checks": ["make b"]},
+			{"id": "A", "title": "a!", "passes": true}]}`, false},
+		{"a story added without checks", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"]},
+			{"id": "C", "title": "c"},
+			{"id": "D", "title": "d"}]}`, false},
+		{"questions, answers and attempts", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"], "blocked": "which?", "attempts": 2},
+			{"id": "C", "title": "c"}]}`, false},
+	}
+	for _, tt := range tests {
+		if got := judgedDigest(parse(tt.text), "C") != was; got != tt.changed {
+			t.Errorf("%s: changed = %v, want %v", tt.name, got, tt.changed)
+		}
+	}
+	// A check split in two is another list of checks.
+	one := parse(`{"userStories": [{"id": "A", "title": "a", "checks": ["x\"y"]}]}`)
+	two := parse(`{"userStories": [{"id": "A", "title": "a", "checks": ["x", "y"]}]}`)
+	if judgedDigest(one, "") == judgedDigest(two, "") {
+		t.Error("two lists of checks have one digest")
+	}
+}

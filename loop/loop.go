@@ -1314,10 +1314,19 @@ func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 func (it *iteration) failed(err error) error {
 	it.entry.Outcome = AgentFailed
 	it.entry.AgentNote = strings.TrimPrefix(it.entry.AgentNote+" · ", " · ") + "ralph: " + err.Error()
+	it.judged("ralph: " + err.Error())
 	if aerr := it.appendEntry(); aerr != nil {
 		return errors.Join(err, aerr)
 	}
 	return err
+}
+
+// judged tells a script (--json) the outcome of an iteration that ends in
+// no verdict: each one that the ledger records has its iteration.judged.
+// The narration says it in the error that stops the loop.
+func (it *iteration) judged(reason string) {
+	e := &it.entry
+	it.o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason})
 }
 
 // unguarded stops the loop when the guard could not look at, or undo, what
@@ -1335,6 +1344,7 @@ func (it *iteration) unguarded(err error) error {
 func (it *iteration) interrupted() error {
 	it.entry.Outcome = Interrupted
 	it.entry.Claim = ""
+	it.judged("ralph was stopped during the iteration")
 	if err := it.appendEntry(); err != nil {
 		return err
 	}

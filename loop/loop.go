@@ -649,13 +649,16 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		err := it.ledger.Begin(taking)
+		before, err, berr := it.begin(ctx, taking, f, false) // guardAfter puts back no test file
 		unlock()
-		if err != nil {
-			return err
+		if berr != nil {
+			return berr
 		}
 		started()
-		if baseline, err = it.takeBaseline(ctx, f, story); err != nil {
+		if err == nil {
+			baseline, err = it.takeBaseline(ctx, f, story, before)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return stopf(InterruptedStop, "interrupted during the baseline checks of iteration %d (%s); run `ralph loop` again to run it", number, story.ID)
 			}
@@ -665,28 +668,17 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// From the marker on, the iteration ends in an entry, whatever
 	// happens: if not written by this ralph, then by the next (see recover).
-	// The guard's snapshot is taken before it, for the marker to keep its
-	// digests (see guardedSums), but for progress.txt's copy, taken after
-	// it: the marker is no change. A baseline just taken goes into the
-	// marker too: it cannot be taken again once the agent has worked, and
-	// a ralph killed before the entry would lose it. Its excerpts were
-	// redacted when it was taken.
+	// A baseline just taken goes into the marker too: it cannot be taken
+	// again once the agent has worked, and a ralph killed before the entry
+	// would lose it. Its excerpts were redacted when it was taken.
 	mark.Baseline = it.entry.Baseline
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
-	var snap snapshot
-	if serr == nil {
-		if snap, err = takeWatched(ctx, o, true); err == nil {
-			mark.Guarded = guardedSums(snap.harness, snap.harnessErr == nil, f, story.ID, snap.files)
-		}
-	}
-	if err := it.ledger.Begin(mark); err != nil {
+	snap, err, berr := it.begin(ctx, mark, f, true)
+	if berr != nil {
 		unlock()
-		return err
-	}
-	if serr == nil && err == nil {
-		err = snap.takeProgress(o)
+		return berr
 	}
 	unlock()
 	if !take {
@@ -1237,12 +1229,42 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 	return nil, true, nil
 }
 
+// begin appends the marker m, with the digests of the guard's snapshot,
+// which it returns (see guardedSums): all of the snapshot is taken before the marker
+// but for progress.txt's copy, taken after it, so that the marker is no
+// change. tests is takeSnapshot's. When the snapshot fails (snapErr), the
+// marker is appended all the same, without digests; err is the append's
+// failure.
+func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, tests bool) (s snapshot, snapErr, err error) {
+	s, snapErr = takeWatched(ctx, it.o, tests)
+	// The marker of baseline checks keeps none: a ralph interrupted
+	// during them leaves it in flight after its guard ran, and a person
+	// may well edit harness.toml before the next `ralph loop`.
+	if snapErr == nil && !m.TakingBaseline {
+		// prd.json as the snapshot has it: f, unless it changed since f
+		// was read (the baseline checks ran; a person's `ralph task` edit
+		// meanwhile). One that does not parse has no digest.
+		if !f.ParsedFrom(s.prd) {
+			f, _ = prd.Parse(s.prd, PRDFile)
+		}
+		m.Guarded = guardedSums(s.harness, s.harnessErr == nil, f, m.StoryID, s.files)
+	}
+	if err := it.ledger.Begin(m); err != nil {
+		return s, nil, err
+	}
+	if snapErr == nil {
+		snapErr = s.takeProgress(it.o)
+	}
+	return s, snapErr, nil
+}
+
 // takeBaseline runs the story's baseline checks before its first attempt
 // and records them in the entry. What the checks change of the three files
-// and the protected files is undone as after any checks (see guardAfter):
-// the snapshot the agent's guard compares with is taken after them. f is
+// and the protected files is undone as after any checks (see guardAfter),
+// by before, the snapshot taken with the marker of the checks: the
+// snapshot the agent's guard compares with is taken after them. f is
 // prd.json as the iteration read it.
-func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.Story) ([]progress.Check, error) {
+func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.Story, before snapshot) ([]progress.Check, error) {
 	o := it.o
 	cs := o.baselineChecks()
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
@@ -1250,12 +1272,6 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,
 			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
-	}
-	// The protected files too: what the checks change of them would
-	// otherwise be what the agent's guard protects.
-	before, err := takeSnapshot(ctx, o, false) // guardAfter puts back no test file
-	if err != nil {
-		return nil, err
 	}
 	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool { return c.Baseline })
 	results := checks.Run(ctx, cs, opts)

@@ -44,22 +44,20 @@ func (st fileState) digest() string {
 }
 
 // judgedDigest is a digest of what of prd.json only the judge may change and
-// could make a story pass on less: which stories pass, and every story's
-// checks. The running story's pass is left out: the next ralph undoes it
-// anyway when no entry vouches for it (see resumeInFlight). So is a story
-// that neither passes nor has checks: a person may add one at any time.
+// could make a story pass on less, or the loop end with work undone: which
+// stories there are, which pass, and their checks. The running story's pass
+// is left out: the next ralph undoes it anyway when no entry vouches for it
+// (see resumeInFlight). (A story a person added or reset while the agent
+// ran changes it too: after a kill, they are asked.)
 func judgedDigest(f *prd.File, running string) string {
 	type judged struct {
 		id     string
 		passes bool
 		checks []string
 	}
-	var stories []judged
+	stories := make([]judged, 0, len(f.Stories))
 	for _, s := range f.Stories {
-		passes := s.Passes && s.ID != running
-		if passes || len(s.Checks) > 0 {
-			stories = append(stories, judged{s.ID, passes, s.Checks})
-		}
+		stories = append(stories, judged{s.ID, s.Passes && s.ID != running, s.Checks})
 	}
 	// By id: the order of the stories is a person's to change.
 	slices.SortFunc(stories, func(a, b judged) int { return strings.Compare(a.id, b.id) })
@@ -88,13 +86,26 @@ func guardedSums(harness []byte, harnessRead bool, f *prd.File, running string, 
 	}
 	names := make([]string, 0, len(files.protected))
 	for name := range files.protected {
-		names = append(names, name)
+		// The three files have theirs above, whatever the globs say.
+		if !slices.Contains(ownFiles[:], name) {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		sums = append(sums, progress.Sum{Name: name, Digest: files.protected[name].digest()})
+		sums = append(sums, progress.Sum{Name: sumName(name), Digest: files.protected[name].digest()})
 	}
 	return sums
+}
+
+// sumName is a file's name as a marker's line and ralph's messages show it:
+// quoted when it holds a newline or another control character, which the
+// line would not keep (or a terminal would act on).
+func sumName(name string) string {
+	if progress.Clean(name) != name || strings.Contains(name, "\n") {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // guardedNow are the digests of guardedSums, taken of the files as they are

@@ -57,11 +57,14 @@ func TestJudgedDigest(t *testing.T) {
 			{"id": "C", "title": "c!", "description": "more"},
 			{"id": "B", "title": "b!", "checks": ["make b"]},
 			{"id": "A", "title": "a!", "passes": true}]}`, false},
-		{"a story added without checks", `{"userStories": [
+		{"a story added", `{"userStories": [
 			{"id": "A", "title": "a", "passes": true},
 			{"id": "B", "title": "b", "checks": ["make b"]},
 			{"id": "C", "title": "c"},
-			{"id": "D", "title": "d"}]}`, false},
+			{"id": "D", "title": "d"}]}`, true},
+		{"the running story removed", `{"userStories": [
+			{"id": "A", "title": "a", "passes": true},
+			{"id": "B", "title": "b", "checks": ["make b"]}]}`, true},
 		{"questions, answers and attempts", `{"userStories": [
 			{"id": "A", "title": "a", "passes": true},
 			{"id": "B", "title": "b", "checks": ["make b"], "blocked": "which?", "attempts": 2},

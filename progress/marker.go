@@ -162,6 +162,17 @@ func parseMarkBlock(lines []string) (m Mark, n int, ok bool) {
 	return m, n, true
 }
 
+// blockLine reports whether line, the torn end of a file, may be a piece
+// of a marker block's line.
+func blockLine(line string) bool {
+	for _, start := range []string{"guarded:", "baseline:", contPrefix} {
+		if strings.HasPrefix(line, start) || strings.HasPrefix(start, line) {
+			return true
+		}
+	}
+	return false
+}
+
 // markField reports whether line can belong to a marker's block: a
 // guarded or baseline line, or a continuation line.
 func markField(line string) bool {
@@ -305,14 +316,17 @@ func InFlight(path string) (*Mark, error) {
 	// another failure, which would then count as known.
 	end := len(lines) - 1
 	torn := lines[end] != "" && !isMark(trimEOL(lines[end]))
+	// A block cut short may lack digests: it has none (see Mark.Guarded),
+	// rather than name a file as new. Only a torn line that could be the
+	// block's cuts it short: text after the block, whoever appended it, is
+	// no reason to drop them.
+	tornBlock := torn && blockLine(lines[end])
 	if torn {
 		lines[end] = ""
 	}
 	for i := range lines {
 		if m, n, ok := parseMarkBlock(lines[i:]); ok {
-			// A block cut short may lack digests: it has none (see
-			// Mark.Guarded), rather than name a file as new.
-			if torn && i+n >= end {
+			if tornBlock && i+n >= end {
 				m.Guarded = nil
 			}
 			found = &m

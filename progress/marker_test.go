@@ -350,8 +350,9 @@ func TestInFlightTornBaseline(t *testing.T) {
 	if !reflect.DeepEqual(*m, want) {
 		t.Errorf("InFlight = %+v, want %+v", *m, want)
 	}
-	// A block that is whole keeps them, a torn entry after it or not.
-	for _, after := range []string{"", string(Format(entryN(2)))[:80]} {
+	// A block that is whole keeps them, a torn entry or other text after
+	// it or not.
+	for _, after := range []string{"", string(Format(entryN(2)))[:80], "x", "notes\nmore"} {
 		if err := os.WriteFile(path, []byte(string(Format(entryN(1)))+"\n"+block+after), 0o644); err != nil {
 			t.Fatal(err)
 		}

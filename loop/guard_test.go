@@ -12,15 +12,18 @@ import (
 	"github.com/ralph-harness/ralph/prd"
 )
 
-func TestUndoTampering(t *testing.T) {
-	parse := func(text string) *prd.File {
-		t.Helper()
-		f, err := prd.Parse([]byte(text), "prd.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
+// mustParse parses text as a prd.json, failing t if it does not parse.
+func mustParse(t *testing.T, text string) *prd.File {
+	t.Helper()
+	f, err := prd.Parse([]byte(text), "prd.json")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return f
+}
+
+func TestUndoTampering(t *testing.T) {
+	parse := func(text string) *prd.File { return mustParse(t, text) }
 	orig := parse(`{"project": "P", "userStories": [
 		{"id": "A", "title": "a", "passes": false, "checks": ["make a"]},
 		{"id": "B", "title": "b", "passes": false},

@@ -9,14 +9,7 @@ import (
 // TestJudgedDigest: the digest changes with what could make a story pass on
 // less, and with nothing a person may do while a loop runs or after a kill.
 func TestJudgedDigest(t *testing.T) {
-	parse := func(text string) *prd.File {
-		t.Helper()
-		f, err := prd.Parse([]byte(text), "prd.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	parse := func(text string) *prd.File { return mustParse(t, text) }
 	base := `{"userStories": [
 		{"id": "A", "title": "a", "passes": true},
 		{"id": "B", "title": "b", "checks": ["make b"]},

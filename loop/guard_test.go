@@ -13,7 +13,7 @@ import (
 )
 
 // mustParse parses text as a prd.json, failing t if it does not parse.
-func mustParse(t *testing.T, text string) *prd.File {
+func mustParse(t testing.TB, text string) *prd.File {
 	t.Helper()
 	f, err := prd.Parse([]byte(text), "prd.json")
 	if err != nil {

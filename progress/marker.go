@@ -79,8 +79,7 @@ type Mark struct {
 	Guarded []Sum
 }
 
-// Sum is a digest of something the guard watches, named as ralph names it
-// (a file, or a group of files).
+// Sum is a digest of a file the guard watches, by the file's name.
 type Sum struct {
 	Name, Digest string
 }
@@ -162,10 +161,14 @@ func parseMarkBlock(lines []string) (m Mark, n int, ok bool) {
 	return m, n, true
 }
 
+// markKeys begin the lines of a marker's block (see formatMark), but for
+// continuation lines.
+var markKeys = []string{"guarded:", "baseline:"}
+
 // blockLine reports whether line, the torn end of a file, may be a piece
 // of a marker block's line.
 func blockLine(line string) bool {
-	for _, start := range []string{"guarded:", "baseline:", contPrefix} {
+	for _, start := range append([]string{contPrefix}, markKeys...) {
 		if strings.HasPrefix(line, start) || strings.HasPrefix(start, line) {
 			return true
 		}
@@ -176,7 +179,12 @@ func blockLine(line string) bool {
 // markField reports whether line can belong to a marker's block: a
 // guarded or baseline line, or a continuation line.
 func markField(line string) bool {
-	return strings.HasPrefix(line, "guarded:") || strings.HasPrefix(line, "baseline:") || isCont(line)
+	for _, key := range markKeys {
+		if strings.HasPrefix(line, key) {
+			return true
+		}
+	}
+	return isCont(line)
 }
 
 // parseMark recognises a marker line, or the line that drops one. The

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -50,27 +51,36 @@ func (st fileState) digest() string {
 // (see resumeInFlight). (A story a person added or reset while the agent
 // ran changes it too: after a kill, they are asked.)
 func judgedDigest(f *prd.File, running string) string {
-	type judged struct {
-		id     string
-		passes bool
-		checks []string
+	// By id: the order of the stories is a person's to change. A file
+	// mostly has them in that order already, which costs no sort.
+	stories := f.Stories
+	byID := func(a, b *prd.Story) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(stories, byID) {
+		stories = slices.SortedFunc(slices.Values(stories), byID)
 	}
-	stories := make([]judged, 0, len(f.Stories))
-	for _, s := range f.Stories {
-		stories = append(stories, judged{s.ID, s.Passes && s.ID != running, s.Checks})
-	}
-	// By id: the order of the stories is a person's to change.
-	slices.SortFunc(stories, func(a, b judged) int { return strings.Compare(a.id, b.id) })
+	// Each string with its length before it: no two lists of stories
+	// and checks write the same bytes.
+	h := sha256.New()
 	var b []byte
-	for _, s := range stories {
-		b = strconv.AppendQuote(b, s.id)
-		b = strconv.AppendBool(b, s.passes)
-		for _, c := range s.checks {
-			b = strconv.AppendQuote(b, c)
-		}
-		b = append(b, '\n')
+	text := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	return digestOf(b)
+	for _, s := range stories {
+		b = b[:0]
+		text(s.ID)
+		passes := byte(0)
+		if s.Passes && s.ID != running {
+			passes = 1
+		}
+		b = append(b, passes)
+		b = binary.AppendUvarint(b, uint64(len(s.Checks)))
+		for _, c := range s.Checks {
+			text(c)
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:digestLen/2])
 }
 
 // guardedSums are the digests the marker keeps: harness.toml's (when it

@@ -1,6 +1,9 @@
 package loop
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/prd"
@@ -73,5 +76,28 @@ func TestJudgedDigest(t *testing.T) {
 	two := parse(`{"userStories": [{"id": "A", "title": "a", "checks": ["x", "y"]}]}`)
 	if judgedDigest(one, "") == judgedDigest(two, "") {
 		t.Error("two lists of checks have one digest")
+	}
+}
+
+// BenchmarkJudgedDigest: the digest of prd.json every iteration's marker
+// keeps, at 100 and 10,000 stories.
+func BenchmarkJudgedDigest(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			var text strings.Builder
+			text.WriteString(`{"userStories": [`)
+			for i := range n {
+				if i > 0 {
+					text.WriteString(",")
+				}
+				fmt.Fprintf(&text, `{"id": "US-%05d", "title": "t", "passes": %v, "checks": ["make test-%d"]}`, n-i, i%2 == 0, i)
+			}
+			text.WriteString("]}")
+			f := mustParse(b, text.String())
+			b.ReportAllocs()
+			for b.Loop() {
+				judgedDigest(f, "US-00001")
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/readbuf"
@@ -117,7 +118,12 @@ func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Wr
 // fill writes the content to the temp file f, gathering small writes into
 // writes of 64 KiB, and makes it durable with its final mode.
 func fill(f *os.File, content func(io.Writer) error, mode os.FileMode) error {
-	w := bufio.NewWriterSize(f, 64<<10)
+	w := writers.Get().(*bufio.Writer)
+	w.Reset(f)
+	defer func() {
+		w.Reset(nil)
+		writers.Put(w)
+	}()
 	if err := content(w); err != nil {
 		return err
 	}
@@ -131,6 +137,10 @@ func fill(f *os.File, content func(io.Writer) error, mode os.FileMode) error {
 	}
 	return syncFile(f)
 }
+
+// writers are fill's buffers, used again: the loop saves prd.json in every
+// iteration.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
 // resolve returns the file to replace (path, or the file a symlink at path
 // points to) and the mode to give it: the existing file's, else perm.

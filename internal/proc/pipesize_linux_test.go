@@ -36,3 +36,27 @@ func TestGrowPipe(t *testing.T) {
 		t.Errorf("a pipe of %d bytes is %d after GrowPipe", 2*pipeSize, got)
 	}
 }
+
+// TestFitPipe: what fits in a pipe fits, grown as far as pipeSize when it
+// must be; more does not.
+func TestFitPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if !fitPipe(w, 100) {
+		t.Errorf("100 bytes do not fit in a new pipe of %d", pipeSizeOf(t, r))
+	}
+	if fitPipe(w, pipeSize+1) {
+		t.Errorf("%d bytes fit in a pipe: more than pipeSize", pipeSize+1)
+	}
+	const large = 300 << 10 // more than Linux's default of 64 KiB
+	if !fitPipe(w, large) {
+		t.Skipf("the pipe cannot grow to %d bytes here (it is %d)", large, pipeSizeOf(t, r))
+	}
+	if got := pipeSizeOf(t, r); got < large {
+		t.Errorf("%d bytes fit in a pipe of %d", large, got)
+	}
+}

@@ -175,9 +175,22 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if err != nil {
 			return fail(err)
 		}
-		parentEnds = append(parentEnds, w)
 		childEnds = append(childEnds, r)
 		cmd.Stdin = r
+		// Input that fits in the pipe is all there before the child
+		// starts, and the pipe closed behind it: no goroutine to copy
+		// it, nor to wake up for it.
+		if in, ok := in.(interface{ Len() int }); ok && fitPipe(w, in.Len()) {
+			_, err := io.Copy(w, c.Stdin)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fail(err)
+			}
+			break
+		}
+		parentEnds = append(parentEnds, w)
 		stdinW = w
 	}
 

@@ -240,6 +240,8 @@ func TestStdio(t *testing.T) {
 		stderr   string
 	}{
 		{"stdin copied", "cat", "the prompt", false, "the prompt", ""},
+		// More than a pipe holds is copied while the child reads it.
+		{"stdin larger than a pipe", "cat", strings.Repeat("prompt\n", 3<<20/7), false, strings.Repeat("prompt\n", 3<<20/7), ""},
 		{"stdin nil is /dev/null", "cat; echo eof", "", false, "eof\n", ""},
 		{"separate streams", "echo a; echo b >&2; echo c", "", false, "a\nc\n", "b\n"},
 		{"combined keeps order", "echo a; echo b >&2; echo c; echo d >&2", "", true, "a\nb\nc\nd\n", ""},
@@ -271,7 +273,7 @@ func TestStdio(t *testing.T) {
 // TestUnreadStdin: a child that never reads a large stdin must not leave
 // ralph blocked on writing it.
 func TestUnreadStdin(t *testing.T) {
-	big := strings.Repeat("x", 1<<20) // far beyond a pipe's buffer
+	big := strings.Repeat("x", 4<<20) // far beyond a pipe's buffer, grown or not
 	p := start(t, Config{Argv: []string{"sh", "-c", "exit 0"}, Stdin: strings.NewReader(big)})
 	if code := wait(t, p); code != 0 {
 		t.Errorf("exit code = %d, want 0", code)

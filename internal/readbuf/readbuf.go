@@ -6,7 +6,6 @@ package readbuf
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -24,16 +23,24 @@ var ErrNotRegular = errors.New("not a regular file")
 // to the pipe. Reads block, as a regular file's do anyway. Errors are
 // *fs.PathError, as os.Open's.
 func Open(path string) (*os.File, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), path), nil
+	fd, err := open(path)
+	if err != nil {
+		return nil, err
 	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// open is Open's system call, without the *os.File.
+func open(path string) (int, error) {
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		return err
+	})
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
 }
 
 // OpenFile is Open for a file to be read to its end: it returns the file's
@@ -65,30 +72,57 @@ func OpenFile(path string) (*os.File, fs.FileInfo, error) {
 // buf may not be used again while the result is (buf may be nil). Errors
 // are os.ReadFile's, and ErrNotRegular (in an *fs.PathError) for a file
 // whose reading may never end.
+//
+// It works on the descriptor alone: an *os.File would cost a descriptor
+// check, a try at the poller and a finalizer for every read.
 func ReadFile(buf []byte, path string) ([]byte, error) {
-	f, info, err := OpenFile(path)
+	fd, err := open(path)
 	if err != nil {
 		return buf[:0], err
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		return buf[:0], &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+	case syscall.S_IFDIR:
+		return buf[:0], &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	default:
+		return buf[:0], &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	}
 	// One byte more than the file, so that the read that finds the end
 	// needs no room of its own; a buffer that must grow gets a quarter
 	// more, as the files read again and again grow a little every time.
-	if info.Size() < 1<<40 && int64(cap(buf)) < info.Size()+1 {
-		buf = make([]byte, 0, info.Size()+info.Size()/4+512)
+	if size := st.Size; size < 1<<40 && int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+size/4+512)
 	}
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = syscall.Read(fd, buf[len(buf):cap(buf)])
+			return err
+		})
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
 			return buf, nil
 		}
-		if err != nil {
-			return buf, err
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// ignoringEINTR calls fn again for as long as a signal interrupts it.
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != syscall.EINTR {
+			return err
 		}
 	}
 }

@@ -94,6 +94,19 @@ type fileSnapshot struct {
 // guardGlobs are the guard's globs, compiled once per harness.toml.
 type guardGlobs struct{ tests, protect glob.Set }
 
+// protects reports whether name is a protected file. The three files are
+// not, whatever the globs say: ralph writes them itself while the agent
+// runs (the marker), and guards them on their own terms (see snapshot).
+func (g *guardGlobs) protects(name string) bool {
+	return g.protect.Match(name) && !slices.Contains(ownFiles[:], name)
+}
+
+// isTest reports whether name is a test file; no more one of the three
+// files than a protected file is.
+func (g *guardGlobs) isTest(name string) bool {
+	return g.tests.Match(name) && !slices.Contains(ownFiles[:], name)
+}
+
 func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
@@ -146,7 +159,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	}
 	// The protected files first: the tests do not spend their budget.
 	for _, f := range files {
-		if globs.protect.Match(f.name) {
+		if globs.protects(f.name) {
 			if st, ok := keep(f, true); ok {
 				s.protected[f.name] = st
 			}
@@ -155,7 +168,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !tests || !globs.tests.Match(f.name) {
+		if !tests || !globs.isTest(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {
@@ -187,10 +200,10 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 	}
 	// New files go first: one may be a link in place of a protected
 	// file's directory, which putting the file back makes a directory again.
-	protect := o.guardGlobs().protect
+	globs := o.guardGlobs()
 	for _, f := range files {
 		name := f.name
-		if _, was := s.protected[name]; !was && protect.Match(name) {
+		if _, was := s.protected[name]; !was && globs.protects(name) {
 			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
 				return nil, false, err
 			}

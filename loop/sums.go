@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,14 +95,7 @@ func guardedSums(harness []byte, harnessRead bool, f *prd.File, running string, 
 	if f != nil {
 		sums = append(sums, progress.Sum{Name: PRDFile, Digest: judgedDigest(f, running)})
 	}
-	names := make([]string, 0, len(files.protected))
-	for name := range files.protected {
-		// The three files have theirs above, whatever the globs say.
-		if !slices.Contains(ownFiles[:], name) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(files.protected))
 	for _, name := range names {
 		sums = append(sums, progress.Sum{Name: sumName(name), Digest: files.protected[name].digest()})
 	}

@@ -28,6 +28,9 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			for _, w := range r.Warnings {
+				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
+			}
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, r, true)
 			}

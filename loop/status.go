@@ -42,6 +42,9 @@ type StatusReport struct {
 	Total   int           `json:"total"`
 	Next    string        `json:"next,omitempty"`
 	Totals  Totals        `json:"totals"`
+	// Warnings are for a person, on stderr: an iteration a stopped ralph
+	// left open (see openIteration).
+	Warnings []string `json:"-"`
 }
 
 // Status reads prd.json and the end of the ledger, changing nothing. A
@@ -89,6 +92,13 @@ func Status(o Options) (StatusReport, error) {
 			sr.LastOutcome, sr.LastIteration = h.Outcome, h.Iteration
 		}
 		r.Stories = append(r.Stories, sr)
+	}
+	// An iteration a running loop has is its business; one a stopped
+	// ralph left open decides what the next loop does.
+	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil {
+		if note, running := o.openIteration(m); !running {
+			r.Warnings = append(r.Warnings, note)
+		}
 	}
 	return r, nil
 }

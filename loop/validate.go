@@ -1,9 +1,11 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/readbuf"
@@ -61,14 +63,44 @@ func Validate(o Options) (Validation, error) {
 		switch m, err := progress.InFlight(o.path(ProgressFile)); {
 		case err != nil:
 			errs = append(errs, err)
-		case m != nil && !m.Recorded():
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started its baseline checks and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` drops it (the next iteration takes its number)", ProgressFile, m.Iteration, m.StoryID))
 		case m != nil:
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: iteration %d (%s) started and has no entry: a ralph loop is running it, or was stopped, and the next `ralph loop` records it as interrupted", ProgressFile, m.Iteration, m.StoryID))
+			note, _ := o.openIteration(m)
+			v.Warnings = append(v.Warnings, note)
 		}
 	}
 	if len(errs) > 0 {
 		return v, &InputError{Err: errors.Join(errs...)}
 	}
 	return v, nil
+}
+
+// openIteration says what becomes of iteration m, which has a marker and no
+// entry, and whether a running loop has it (else the next `ralph loop`
+// closes it, or stops for a person first: see resumeInFlight).
+func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
+	what := fmt.Sprintf("%s: iteration %d (%s) started", ProgressFile, m.Iteration, m.StoryID)
+	if !m.Recorded() {
+		what = fmt.Sprintf("%s: iteration %d (%s) started its baseline checks", ProgressFile, m.Iteration, m.StoryID)
+	}
+	held, err := progress.Held(o.path(ProgressFile))
+	switch {
+	case err != nil && !m.Recorded():
+		return what + " and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` drops it (the next iteration takes its number)", false
+	case err != nil:
+		return what + " and has no entry: a ralph loop is running it, or was stopped, and the next `ralph loop` records it as interrupted", false
+	case held && !m.Recorded():
+		return what + ": the ralph loop running in " + o.Dir + " is running them", true
+	case held:
+		return what + ": the ralph loop running in " + o.Dir + " is running it", true
+	case !m.Recorded():
+		return what + " and has no entry: ralph was stopped during them, and the next `ralph loop` drops it (the next iteration takes its number)", false
+	}
+	changed, err := o.changedSince(context.Background(), m)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s and has no entry: ralph was stopped during it, and the next `ralph loop` stops before recording it: %v", what, err), false
+	case len(changed) > 0:
+		return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what the agent changed, and files it guards are not as they were when the agent began: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, strings.Join(changed, ", ")), false
+	}
+	return what + " and has no entry: ralph was stopped during it, and the next `ralph loop` records it as interrupted", false
 }

@@ -136,7 +136,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	// its copying goroutines, that is for every holder of the pipe, before
 	// reporting the leader's exit, and the group must be killed in between.
 	outPipe := func(w io.Writer) (*os.File, error) {
-		r, cw, err := os.Pipe()
+		r, cw, err := pipe(true)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	case *os.File:
 		cmd.Stdin = in
 	default:
-		r, w, err := os.Pipe()
+		w, r, err := pipe(false)
 		if err != nil {
 			return fail(err)
 		}

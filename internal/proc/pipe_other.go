@@ -1,0 +1,15 @@
+//go:build !linux
+
+package proc
+
+import "os"
+
+// pipe makes a pipe for a child's standard stream; parentReads says which
+// end is ralph's.
+func pipe(parentReads bool) (parent, child *os.File, err error) {
+	r, w, err := os.Pipe()
+	if parentReads {
+		return r, w, err
+	}
+	return w, r, err
+}

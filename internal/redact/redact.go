@@ -11,12 +11,29 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/ralph-harness/ralph/internal/lazyre"
 )
 
-// secretName matches the names of variables that hold secrets.
-var secretName = lazyre.New(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE)`)
+// secretWords are the words of a variable's name that say it holds a
+// secret (see isSecretName).
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
+	"CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE"}
+
+// isSecretName reports whether a variable's name says it holds a secret:
+// one of its words (cut at '_', '-' and '.', in any case) is one of
+// secretWords, ends in KEY, TOKEN, SECRET, PASSWORD or PASSWD (APIKEY,
+// GHTOKEN, PGPASSWORD) or begins with PASS (PASSPHRASE). Words, not any part of the name: the values of
+// GIT_AUTHOR_NAME ("Jonathan Smith") and XDG_SESSION_TYPE ("wayland") are
+// words a person writes in a story, not secrets to blank out of it.
+func isSecretName(name string) bool {
+	for w := range strings.FieldsFuncSeq(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if slices.Contains(secretWords, w) || strings.HasPrefix(w, "PASS") ||
+			strings.HasSuffix(w, "KEY") || strings.HasSuffix(w, "TOKEN") || strings.HasSuffix(w, "SECRET") ||
+			strings.HasSuffix(w, "PASSWORD") || strings.HasSuffix(w, "PASSWD") {
+			return true
+		}
+	}
+	return false
+}
 
 // minLen is the shortest value taken for a secret: shorter ones ("1",
 // "true") would blank out ordinary text.
@@ -89,7 +106,7 @@ func NewNamed(names []string, env ...[]string) *Redactor {
 	for _, list := range env {
 		for _, kv := range list {
 			name, value, ok := strings.Cut(kv, "=")
-			secretNamed := secretName().MatchString(name) || slices.Contains(names, name)
+			secretNamed := isSecretName(name) || slices.Contains(names, name)
 			if !ok || len(value) < minLen || !secretNamed || seen[value] {
 				continue
 			}

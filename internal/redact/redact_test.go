@@ -105,3 +105,41 @@ func TestShownForms(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretNames: a name is a secret's by its words, not by any part of
+// it: an author's name or a desktop session's type is ordinary text.
+func TestSecretNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ANTHROPIC_API_KEY":     true,
+		"OPENAI_APIKEY":         true,
+		"GITHUB_TOKEN":          true,
+		"GHTOKEN":               true,
+		"AWS_SESSION_TOKEN":     true,
+		"AWS_SECRET_ACCESS_KEY": true,
+		"CLIENT_SECRET":         true,
+		"DB_PASSWORD":           true,
+		"PGPASSWORD":            true,
+		"MYSQL_PWD":             false, // PWD is the working directory's name too
+		"SSH_PASSPHRASE":        true,
+		"npm_config_auth":       true,
+		"GOOGLE_CREDENTIALS":    true,
+		"session.cookie":        true,
+		"SIGNING_PRIVATE":       true,
+		"GIT_AUTHOR_NAME":       false,
+		"GIT_AUTHOR_EMAIL":      false,
+		"XDG_SESSION_TYPE":      false,
+		"XDG_SESSION_DESKTOP":   false,
+		"KEYBOARD_LAYOUT":       false,
+		"HOME":                  false,
+		"PWD":                   false,
+		"PASSENGER_COUNT":       true, // the price of PASSPHRASE: a name that begins with PASS
+	} {
+		if got := isSecretName(name); got != want {
+			t.Errorf("isSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	r := New([]string{"GIT_AUTHOR_NAME=Jonathan Smith", "XDG_SESSION_TYPE=wayland"})
+	if in := "Credit Jonathan Smith; fix the crash under wayland"; r.String(in) != in {
+		t.Errorf("String(%q) = %q: ordinary words redacted", in, r.String(in))
+	}
+}

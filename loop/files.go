@@ -94,6 +94,36 @@ type fileSnapshot struct {
 // guardGlobs are the guard's globs, compiled once per harness.toml.
 type guardGlobs struct{ tests, protect glob.Set }
 
+// guardPatterns are the guard's globs as a person writes them, made to
+// match the names of the project's files (relative, slash-separated) as
+// meant: "./docs/x" and "/docs/x" are "docs/x", and a glob that names a
+// directory names the files in it, as in .gitignore ("migrations",
+// "migrations/"), whatever else it matches.
+func guardPatterns(globs []string) []string {
+	out := make([]string, 0, 2*len(globs))
+	for _, g := range globs {
+		for {
+			if t, ok := strings.CutPrefix(g, "./"); ok {
+				g = t
+			} else if t, ok := strings.CutPrefix(g, "/"); ok {
+				g = t
+			} else {
+				break
+			}
+		}
+		g = strings.TrimRight(g, "/")
+		switch {
+		case g == "" || g == ".":
+			out = append(out, "**") // the whole project
+		case g == "**" || strings.HasSuffix(g, "/**"):
+			out = append(out, g)
+		default:
+			out = append(out, g, g+"/**")
+		}
+	}
+	return out
+}
+
 // protects reports whether name is a protected file. The three files are
 // not, whatever the globs say: ralph writes them itself while the agent
 // runs (the marker), and guards them on their own terms (see snapshot).
@@ -110,7 +140,7 @@ func (g *guardGlobs) isTest(name string) bool {
 func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
-		o.globs = &guardGlobs{tests: glob.Compile(g.Tests...), protect: glob.Compile(g.Protect...)}
+		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(guardPatterns(g.Protect)...)}
 	}
 	return o.globs
 }

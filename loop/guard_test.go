@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/prd"
 )
 
@@ -175,5 +176,35 @@ func TestGuardPRDBrokenBefore(t *testing.T) {
 	// The agent's guard and the checks' still take it for bad input.
 	if _, _, err := s.guardPRD(o, &prd.File{}, "", byChecks); !errors.As(err, new(*InputError)) {
 		t.Errorf("guardPRD for the checks = %v, want an InputError", err)
+	}
+}
+
+// TestGuardPatterns: the guard's globs as people write them match the
+// project's file names as meant.
+func TestGuardPatterns(t *testing.T) {
+	for _, c := range []struct {
+		glob    string
+		matches []string
+		misses  []string
+	}{
+		{"./migrations/**", []string{"migrations/1.sql", "migrations/a/b.sql"}, []string{"x/migrations/1.sql"}},
+		{"/config.yml", []string{"config.yml"}, []string{"a/config.yml"}},
+		{"docs", []string{"docs", "docs/guide.md", "docs/a/b.md"}, []string{"docs.md", "x/docs/a.md"}},
+		{"schema/", []string{"schema/v1/user.json"}, []string{"schema.json"}},
+		{"*_test.go", []string{"a_test.go"}, []string{"pkg/a_test.go", "a.go"}},
+		{"**/*_test.go", []string{"a_test.go", "pkg/a_test.go"}, []string{"a.go"}},
+		{"./", []string{"a", "b/c"}, nil},
+	} {
+		g := &guardGlobs{protect: glob.Compile(guardPatterns([]string{c.glob})...)}
+		for _, name := range c.matches {
+			if !g.protects(name) {
+				t.Errorf("%q does not protect %s", c.glob, name)
+			}
+		}
+		for _, name := range c.misses {
+			if g.protects(name) {
+				t.Errorf("%q protects %s", c.glob, name)
+			}
+		}
 	}
 }

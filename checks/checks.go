@@ -43,6 +43,9 @@ type Result struct {
 	Lines    int           // how many lines the whole output had
 	Err      error         // could not start (e.g. no sh), or cancelled before it started
 	Tests    int           // how many tests the output reported; -1 when it reported none
+	// Stopped says that ctx ended the check, before it started or while
+	// it ran, and it did not pass: it neither passed nor failed.
+	Stopped bool
 }
 
 // Options say where and how checks run.
@@ -103,7 +106,7 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 				report(i)
 			})
 		case <-ctx.Done():
-			results[i] = Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, ctx.Err())}
+			results[i] = Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, ctx.Err()), Stopped: true}
 			report(i)
 		}
 	}
@@ -116,6 +119,7 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	if ctx.Err() != nil {
 		// A free slot and a cancelled ctx may both have been ready.
 		res.Err = fmt.Errorf("run check %s: %w", c.Name, ctx.Err())
+		res.Stopped = true
 		return res
 	}
 	tailOut := tail.New(o.TailBytes)
@@ -158,6 +162,9 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	}
 	res.Tests = tests.count()
 	res.Passed = res.ExitCode == 0 && !res.TimedOut
+	// Stopped with the rest (an interrupt, ralph's own SIGINT to its
+	// group), a check that did not pass did not fail either.
+	res.Stopped = !res.Passed && ctx.Err() != nil
 	return res
 }
 
@@ -167,6 +174,8 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 func (r Result) Verdict() string {
 	var status string
 	switch {
+	case r.Stopped:
+		return "stopped before it ended"
 	case r.Err != nil:
 		return fmt.Sprintf("error: %v", r.Err)
 	case r.Passed:

@@ -746,8 +746,8 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.problem(ctx, *res.Problem)
 	}
 
-	failed := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
-	if len(e.Checks) > 0 {
+	failed, ran := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
+	if ran {
 		judged, tampered, err := snap.guardAfter(o, it.ledger, g.prd, story.ID, byChecks)
 		if err != nil {
 			return it.unguarded(err)
@@ -905,13 +905,14 @@ func claimNote(c Claim, note string) string {
 	return " · " + strings.Join(parts, " · ")
 }
 
-// runChecks runs the configured checks and the story's own, records them in
-// the entry, and returns the names of the required ones that failed.
-func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline []progress.Check) []string {
+// runChecks runs the configured checks and the story's own, records in
+// the entry those that ended (an interrupt stops the rest), and returns the
+// names of the required ones that failed, and whether any check ran.
+func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline []progress.Check) (failed []string, ran bool) {
 	o := it.o
 	cs := storyChecks(o.Config.Checks, story)
 	if len(cs) == 0 {
-		return nil
+		return nil, false
 	}
 	opts := o.checkOptions(it.entry.Iteration, it.entry.StoryID)
 	// Only a check that failed in the story's baseline can fail as it
@@ -923,13 +924,20 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	// is told as each check ends, for the narration; Run reports them all.
 	known := make([]bool, len(cs))
 	opts.Done = func(i int, r checks.Result) {
+		if r.Stopped {
+			return // it did not end: no verdict to tell
+		}
 		known[i] = watched[i] != nil && !r.Passed && r.Err == nil && knownFailure(baseline, r.Name, watched[i].failures(r.Output), ending(r))
 		o.narrateCheck(it.entry.Iteration, it.entry.StoryID, r, known[i])
 	}
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
-	var failed []string
 	for i, r := range results {
+		if r.Stopped {
+			// Cut short by an interrupt: the iteration is interrupted,
+			// and the entry keeps only the checks that ended.
+			continue
+		}
 		c := progress.Check{
 			Name:     r.Name,
 			Passed:   r.Passed,
@@ -961,7 +969,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 		o.warn("%s (if you removed tests yourself, rename the check in %s: a new name starts its count anew)", t, HarnessFile)
 		it.entry.Tampered = append(it.entry.Tampered, t)
 	}
-	return failed
+	return failed, true
 }
 
 // knownFailures names the required checks that failed as in the story's
@@ -1358,8 +1366,9 @@ func (it *iteration) unguarded(err error) error {
 // interrupted records an iteration that a signal cut short. It is not an
 // attempt: the story's counters stay as they were.
 func (it *iteration) interrupted() error {
+	// The claim stays when the agent finished and the checks were
+	// stopped: a stopped agent has none (see run).
 	it.entry.Outcome = Interrupted
-	it.entry.Claim = ""
 	it.judged("ralph was stopped during the iteration")
 	if err := it.appendEntry(); err != nil {
 		return err

@@ -1345,12 +1345,13 @@ func (it *iteration) failed(err error) error {
 	return err
 }
 
-// judged tells a script (--json) the outcome of an iteration that ends in
-// no verdict: each one that the ledger records has its iteration.judged.
-// The narration says it in the error that stops the loop.
+// judged tells the outcome of an iteration that ends in no verdict, as a
+// verdict's is told: each iteration that the ledger records has its
+// iteration.judged.
 func (it *iteration) judged(reason string) {
 	e := &it.entry
-	it.o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason})
+	it.o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason,
+		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, reason)})
 }
 
 // unguarded stops the loop when the guard could not look at, or undo, what

@@ -301,12 +301,16 @@ func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error
 	if story == nil {
 		return nil, noStory(f)
 	}
-	reason := o.limit(t, n)
-	if reason == "" {
-		return story, nil
+	if reason := o.limit(t, n); reason != "" {
+		return nil, limitReached(f, reason)
 	}
+	return story, nil
+}
+
+// limitReached is the stop for a limit reached with stories of f left.
+func limitReached(f *prd.File, reason string) error {
 	left := len(f.Stories) - countPassing(f)
-	return nil, stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
+	return stopf(LimitReached, "%s; %d of %s left", reason, left, plural.Of(len(f.Stories), "%d story", "%d stories"))
 }
 
 // limit says which limit the run has reached with totals t after n
@@ -366,6 +370,34 @@ func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
 		o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
 	}
 	return f, nil
+}
+
+// preview changes f, in memory only, as the next `ralph loop` will before
+// it picks a story, and returns the run's totals as that loop will start
+// with them: the commands that show what the loop would do (next, prompt,
+// status) see what it will see. A story marked passing in an iteration a
+// stopped ralph left open loses the pass (see resumeInFlight), the
+// iteration counts, and the stories that may run but have no attempts
+// left fail (see failSpentIn).
+func (o *Options) preview(f *prd.File) (progress.Totals, error) {
+	totals, err := lastTotals(o.path(ProgressFile))
+	if err != nil {
+		return totals, err
+	}
+	m, err := progress.InFlight(o.path(ProgressFile))
+	if err == nil && m != nil {
+		if held, err := progress.Held(o.path(ProgressFile)); err == nil && !held {
+			if s := f.Story(m.StoryID); s != nil && s.Passes {
+				s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
+			}
+		}
+		// Recorded, it takes its number; dropped, the next takes it.
+		if m.Recorded() {
+			totals.Iterations = max(totals.Iterations, m.Iteration)
+		}
+	}
+	o.failSpentIn(f)
+	return totals, nil
 }
 
 // failSpentIn fails, in f only, the stories that may run but have no

@@ -54,14 +54,17 @@ type TaskList struct {
 	Next    string        `json:"next,omitempty"`
 }
 
-// Tasks reads prd.json, changing nothing. A story the loop will fail
-// without a run (no attempts left under o.Config's limits) shows as failed.
+// Tasks reads prd.json, changing nothing. The stories show as the next
+// loop will find them (see preview): one it will fail without a run (no
+// attempts left under o.Config's limits) shows as failed.
 func Tasks(o Options) (TaskList, error) {
 	f, err := o.loadPRD()
 	if err != nil {
 		return TaskList{}, err
 	}
-	o.failSpentIn(f)
+	if _, err := o.preview(f); err != nil {
+		return TaskList{}, err
+	}
 	l := TaskList{Project: f.Project, Stories: []StoryDetail{}, Total: len(f.Stories), Passing: countPassing(f)}
 	if next := f.Next(); next != nil {
 		l.Next = next.ID
@@ -93,7 +96,10 @@ func Next(o Options) (NextReport, error) {
 	if err != nil {
 		return NextReport{}, err
 	}
-	o.failSpentIn(f)
+	totals, err := o.preview(f)
+	if err != nil {
+		return NextReport{}, err
+	}
 	var r NextReport
 	for _, s := range f.Stories {
 		if f.State(s) == prd.StateBlocked {
@@ -103,6 +109,8 @@ func Next(o Options) (NextReport, error) {
 	switch next := f.Next(); {
 	case f.Done():
 		r.Done = true
+	case next != nil && o.limit(totals, 0) != "":
+		r.Reason = o.limit(totals, 0)
 	case next != nil:
 		d := storyDetail(f, next)
 		r.Story = &d

@@ -41,7 +41,10 @@ func NextPrompt(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	o.failSpentIn(f)
+	totals, err := o.preview(f)
+	if err != nil {
+		return "", err
+	}
 	if f.Done() {
 		return "", nil
 	}
@@ -49,14 +52,8 @@ func NextPrompt(o Options) (string, error) {
 	if story == nil {
 		return "", noStory(f)
 	}
-	totals, err := lastTotals(o.path(ProgressFile))
-	if err != nil {
-		return "", err
-	}
-	// An iteration started and not recorded takes its number (see
-	// resumeInFlight), unless it runs again.
-	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil && m.Recorded() {
-		totals.Iterations = max(totals.Iterations, m.Iteration)
+	if reason := o.limit(totals, 0); reason != "" {
+		return "", limitReached(f, reason)
 	}
 	prompt, _, err := buildPrompt(&o, tmpl, f, story, totals.Iterations+1, o.Config.Commit && inWorkTree(context.Background(), o.Dir))
 	return prompt, err

@@ -54,7 +54,9 @@ func Status(o Options) (StatusReport, error) {
 	if err != nil {
 		return StatusReport{}, err
 	}
-	o.failSpentIn(f)
+	if _, err := o.preview(f); err != nil {
+		return StatusReport{}, err
+	}
 	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
 	if next := f.Next(); next != nil {
 		r.Next = next.ID

@@ -388,7 +388,7 @@ func (o *Options) preview(f *prd.File) (progress.Totals, error) {
 	if err == nil && m != nil {
 		if held, err := progress.Held(o.path(ProgressFile)); err == nil && !held {
 			if s := f.Story(m.StoryID); s != nil && s.Passes {
-				s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
+				unpass(s, m)
 			}
 		}
 		// Recorded, it takes its number; dropped, the next takes it.

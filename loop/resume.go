@@ -164,7 +164,7 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 			case s.Attempts >= m.Attempt:
 				what = "was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote"
 			}
-			s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
+			unpass(s, m)
 			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s %s", PRDFile, m.StoryID, what))
 			return nil
 		case s.Attempts >= m.Attempt:
@@ -195,6 +195,13 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	}
 	o.warn("iteration %d (%s) was cut short: the ralph running it stopped before it ended; recorded it as interrupted", m.Iteration, m.StoryID)
 	return nil
+}
+
+// unpass undoes the pass of s, the story of the iteration m that a stopped
+// ralph left open: its attempt is not counted, as an interrupted
+// iteration's is not.
+func unpass(s *prd.Story, m *progress.Mark) {
+	s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
 }
 
 // indexLockWait bounds how long recover waits for a git that holds

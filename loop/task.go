@@ -172,12 +172,14 @@ func ResetStory(dir, id string) (before, after StoryDetail, err error) {
 			return err
 		}
 		before = storyDetail(f, s)
+		// The running story is refused even with nothing to reset: what
+		// the reset would leave is the judge's to say.
+		if err := notRunning(dir, id); err != nil {
+			return err
+		}
 		if s.Status() == (prd.Status{}) {
 			after = before
 			return prd.ErrUnchanged
-		}
-		if err := notRunning(dir, id); err != nil {
-			return err
 		}
 		s.Reset()
 		after = storyDetail(f, s)

@@ -119,7 +119,7 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 			AcceptanceCriteria: r.Strings(slices.Clone(n.AcceptanceCriteria)),
 			Priority:           n.Priority,
 			HasPriority:        n.HasPriority,
-			DependsOn:          n.DependsOn,
+			DependsOn:          uniq(n.DependsOn),
 			Checks:             n.Checks,
 		})
 		if err := f.Validate(PRDFile); err != nil {
@@ -129,6 +129,21 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 		return nil
 	})
 	return added, err
+}
+
+// uniq returns ids without the repeats of any, in their order: a story
+// named twice in --depends-on is waited on once.
+func uniq(ids []string) []string {
+	if ids == nil {
+		return nil
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // AnswerStory answers the question the story id is blocked on: the answer

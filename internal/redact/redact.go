@@ -13,22 +13,25 @@ import (
 	"strings"
 )
 
-// secretWords are the words of a variable's name that say it holds a
-// secret (see isSecretName).
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
-	"CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE"}
+// secretEnds are what a word of a variable's name ends in when the name
+// says the variable holds a secret (see isSecretName).
+var secretEnds = []string{"KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
+	"AUTH", "COOKIE", "COOKIES", "CREDENTIAL", "CREDENTIALS", "CREDS", "SESSIONID"}
 
-// isSecretName reports whether a variable's name says it holds a secret:
-// one of its words (cut at '_', '-' and '.', in any case) is one of
-// secretWords, ends in KEY, TOKEN, SECRET, PASSWORD or PASSWD (APIKEY,
-// GHTOKEN, PGPASSWORD) or begins with PASS (PASSPHRASE). Words, not any part of the name: the values of
-// GIT_AUTHOR_NAME ("Jonathan Smith") and XDG_SESSION_TYPE ("wayland") are
-// words a person writes in a story, not secrets to blank out of it.
+// isSecretName reports whether a variable's name says it holds a secret.
+// It is read as words, cut at '_', '-' and '.', in any case: a secret's
+// name has a word that ends in one of secretEnds (API_KEY, GHTOKEN,
+// PGPASSWORD, BASICAUTH, sessionCookie), begins with PASS (PASSPHRASE),
+// or is PRIVATE or AUTHORIZATION, or the words SESSION and ID in a row.
+// Words, not any part of the name: the values of GIT_AUTHOR_NAME
+// ("Jonathan Smith") and XDG_SESSION_TYPE ("wayland") are words a person
+// writes in a story, not secrets to blank out of it.
 func isSecretName(name string) bool {
-	for w := range strings.FieldsFuncSeq(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		if slices.Contains(secretWords, w) || strings.HasPrefix(w, "PASS") ||
-			strings.HasSuffix(w, "KEY") || strings.HasSuffix(w, "TOKEN") || strings.HasSuffix(w, "SECRET") ||
-			strings.HasSuffix(w, "PASSWORD") || strings.HasSuffix(w, "PASSWD") {
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	for i, w := range words {
+		if w == "PRIVATE" || w == "AUTHORIZATION" || strings.HasPrefix(w, "PASS") ||
+			slices.ContainsFunc(secretEnds, func(end string) bool { return strings.HasSuffix(w, end) }) ||
+			w == "SESSION" && i+1 < len(words) && words[i+1] == "ID" {
 			return true
 		}
 	}

@@ -133,6 +133,16 @@ func TestSecretNames(t *testing.T) {
 		"HOME":                  false,
 		"PWD":                   false,
 		"PASSENGER_COUNT":       true, // the price of PASSPHRASE: a name that begins with PASS
+		"DBPASS":                true,
+		"SMTPPASS":              true,
+		"BASICAUTH":             true,
+		"OAUTH":                 true,
+		"HTTP_AUTHORIZATION":    true,
+		"API_KEYS":              true,
+		"sessionCookie":         true,
+		"SESSION_ID":            true,
+		"PHPSESSID":             false, // no word of it says so
+		"SESSION_TYPE":          false,
 	} {
 		if got := isSecretName(name); got != want {
 			t.Errorf("isSecretName(%q) = %v, want %v", name, got, want)

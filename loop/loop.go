@@ -321,7 +321,7 @@ func (o *Options) limit(t progress.Totals, n int) string {
 	case o.MaxIterations > 0 && n >= o.MaxIterations:
 		return plural.Of(n, "1 iteration run, as asked", "%d iterations run, as asked")
 	case l.MaxIterations > 0 && t.Iterations >= l.MaxIterations:
-		return fmt.Sprintf("loop.max_iterations = %d reached (%d iterations in progress.txt)", l.MaxIterations, t.Iterations)
+		return fmt.Sprintf("loop.max_iterations = %d reached (%s in progress.txt)", l.MaxIterations, plural.Of(t.Iterations, "1 iteration", "%d iterations"))
 	case l.MaxDuration > 0 && t.Elapsed >= l.MaxDuration:
 		return fmt.Sprintf("loop.max_duration = %s reached", l.MaxDuration)
 	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
@@ -858,8 +858,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	if err != nil {
 		return it.failed(err)
 	}
-	o.emit(Event{Event: EventIterationJudged, Iteration: number, Story: story.ID, Outcome: v.Outcome, Reason: v.Reason,
-		Message: fmt.Sprintf("%s → %s: %s", story.ID, v.Outcome, v.Reason)})
+	it.judged(v.Reason)
 	return it.record(ctx, fmt.Sprintf("%s %s (attempt %d): %s", story.ID, v.Outcome, attempt, story.Title))
 }
 
@@ -1166,8 +1165,7 @@ func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	default:
 		err = &waitError{problem: p, retries: retries, transients: transients}
 	}
-	o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: p.Message,
-		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, p.Message)})
+	it.judged(p.Message)
 	if rerr := it.record(ctx, fmt.Sprintf("%s %s: %s", e.StoryID, e.Outcome, it.entry.StoryTitle)); rerr != nil {
 		return rerr
 	}
@@ -1309,6 +1307,9 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 	cs := o.baselineChecks()
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
 	opts.Done = func(_ int, r checks.Result) {
+		if r.Stopped {
+			return // it did not end: no verdict to tell
+		}
 		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,
 			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
@@ -1324,6 +1325,11 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		o.warn("%s", t)
 	}
 	it.entry.Tampered = append(it.entry.Tampered, tampered...)
+	if ctx.Err() != nil {
+		// Cut short, it is no baseline: the iteration is dropped and the
+		// next loop takes it again (see resumeInFlight).
+		return nil, ctx.Err()
+	}
 	for i, r := range results {
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
 		if !r.Passed {
@@ -1333,7 +1339,7 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		}
 		it.entry.Baseline = append(it.entry.Baseline, c)
 	}
-	return it.entry.Baseline, ctx.Err()
+	return it.entry.Baseline, nil
 }
 
 // stall fingerprints an unsuccessful iteration and fails the story as
@@ -1377,9 +1383,9 @@ func (it *iteration) failed(err error) error {
 	return err
 }
 
-// judged tells the outcome of an iteration that ends in no verdict, as a
-// verdict's is told: each iteration that the ledger records has its
-// iteration.judged.
+// judged tells the iteration's outcome, the entry's, and why: each
+// iteration that the ledger records has its iteration.judged, verdict or
+// not.
 func (it *iteration) judged(reason string) {
 	e := &it.entry
 	it.o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason,

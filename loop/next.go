@@ -62,11 +62,12 @@ func Tasks(o Options) (TaskList, error) {
 	if err != nil {
 		return TaskList{}, err
 	}
-	if _, err := o.preview(f); err != nil {
+	totals, err := o.preview(f)
+	if err != nil {
 		return TaskList{}, err
 	}
 	l := TaskList{Project: f.Project, Stories: []StoryDetail{}, Total: len(f.Stories), Passing: countPassing(f)}
-	if next := f.Next(); next != nil {
+	if next := f.Next(); next != nil && o.limit(totals, 0) == "" {
 		l.Next = next.ID
 	}
 	for _, s := range f.Stories {
@@ -106,11 +107,11 @@ func Next(o Options) (NextReport, error) {
 			r.Blocked = append(r.Blocked, storyDetail(f, s))
 		}
 	}
-	switch next := f.Next(); {
+	switch next, limit := f.Next(), o.limit(totals, 0); {
 	case f.Done():
 		r.Done = true
-	case next != nil && o.limit(totals, 0) != "":
-		r.Reason = o.limit(totals, 0)
+	case next != nil && limit != "":
+		r.Reason = limit
 	case next != nil:
 		d := storyDetail(f, next)
 		r.Story = &d

@@ -54,12 +54,17 @@ func Status(o Options) (StatusReport, error) {
 	if err != nil {
 		return StatusReport{}, err
 	}
-	if _, err := o.preview(f); err != nil {
+	totals, err := o.preview(f)
+	if err != nil {
 		return StatusReport{}, err
 	}
 	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
 	if next := f.Next(); next != nil {
-		r.Next = next.ID
+		if limit := o.limit(totals, 0); limit != "" {
+			r.Warnings = append(r.Warnings, limit+": the next `ralph loop` runs no story")
+		} else {
+			r.Next = next.ID
+		}
 	}
 	// Each story's last outcome is in its last entry's start marker: the
 	// entries are not parsed, but the newest, for the run's totals.

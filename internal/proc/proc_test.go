@@ -270,13 +270,32 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-// TestUnreadStdin: a child that never reads a large stdin must not leave
-// ralph blocked on writing it.
+// TestUnreadStdin: a child that never reads its stdin must not leave ralph
+// blocked on writing it, whether it was written before the child started
+// (it fits in the pipe) or is copied while the child runs (far beyond a
+// pipe's buffer, grown or not).
 func TestUnreadStdin(t *testing.T) {
-	big := strings.Repeat("x", 4<<20) // far beyond a pipe's buffer, grown or not
-	p := start(t, Config{Argv: []string{"sh", "-c", "exit 0"}, Stdin: strings.NewReader(big)})
-	if code := wait(t, p); code != 0 {
-		t.Errorf("exit code = %d, want 0", code)
+	for _, size := range []int{100, 64<<10 + 3, 1<<20 - 1, 1 << 20, 4 << 20} {
+		p := start(t, Config{Argv: []string{"sh", "-c", "exit 0"}, Stdin: strings.NewReader(strings.Repeat("x", size))})
+		if code := wait(t, p); code != 0 {
+			t.Errorf("%d bytes: exit code = %d, want 0", size, code)
+		}
+	}
+}
+
+// TestStdinSizes: stdin reaches the child whole at the sizes around the
+// pipe's, written before it starts or while it runs.
+func TestStdinSizes(t *testing.T) {
+	for _, size := range []int{0, 64 << 10, 64<<10 + 3, 1<<20 - 1, 1 << 20, 1<<20 + 1} {
+		in := strings.Repeat("y", size)
+		var out syncBuffer
+		p := start(t, Config{Argv: []string{"sh", "-c", "wc -c"}, Stdin: strings.NewReader(in), Stdout: &out})
+		if code := wait(t, p); code != 0 {
+			t.Errorf("%d bytes: exit code = %d, want 0", size, code)
+		}
+		if got := strings.TrimSpace(out.String()); got != strconv.Itoa(size) {
+			t.Errorf("%d bytes in, the child read %s", size, got)
+		}
 	}
 }
 

@@ -38,10 +38,8 @@ func TestReadFile(t *testing.T) {
 	if cap(buf) < len(big) {
 		t.Errorf("the buffer was not kept: cap %d", cap(buf))
 	}
-	// Read into a buffer with room, only the open file and its Stat
-	// allocate (the file's own buffer would be a fifth allocation).
-	// The path's C string is the one allocation: no *os.File, no
-	// FileInfo.
+	// Read into a buffer with room, the path's C string is the one
+	// allocation: no *os.File, no FileInfo.
 	if n := testing.AllocsPerRun(10, func() { buf, _ = ReadFile(buf, large) }); n > 1 {
 		t.Errorf("ReadFile into a large enough buffer: %v allocations, want at most 1", n)
 	}

@@ -56,15 +56,25 @@ func OpenFile(path string) (*os.File, fs.FileInfo, error) {
 	switch {
 	case err != nil:
 	case info.IsDir():
-		err = &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+		err = unreadable(path, true)
 	case info.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0:
-		err = &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+		err = unreadable(path, false)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, info, nil
+}
+
+// unreadable is why the file at path, not a regular file, is not read to
+// its end: a directory reads as syscall.EISDIR; a named pipe, a device or
+// a socket may never end.
+func unreadable(path string, dir bool) error {
+	if dir {
+		return &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	}
+	return &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
 }
 
 // ReadFile reads the file at path into buf's room, growing it when the file
@@ -85,12 +95,8 @@ func ReadFile(buf []byte, path string) ([]byte, error) {
 	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
 		return buf[:0], &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
-	case syscall.S_IFDIR:
-		return buf[:0], &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
-	default:
-		return buf[:0], &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
+		return buf[:0], unreadable(path, kind == syscall.S_IFDIR)
 	}
 	// One byte more than the file, so that the read that finds the end
 	// needs no room of its own; a buffer that must grow gets a quarter

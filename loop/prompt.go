@@ -123,6 +123,14 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		}
 	}
 	prompt, err := tmpl.Render(p)
+	// An agent that echoes its prompt must not claim what the prompt ends
+	// with. A template whose own end is a reply tag is refused (see
+	// Options.template); one that ends with the story's text (its
+	// criteria, its notes, which the agent may write) gets a last line of
+	// ralph's when that text is a tag.
+	if err == nil && ParseClaim(prompt) != (Claim{}) {
+		prompt += "\n(This is the end of the prompt.)\n"
+	}
 	return prompt, prev, err
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -57,26 +59,31 @@ last 10 entries; -n 0 shows only new ones.`,
 				n = followLast
 			}
 			path := filepath.Join(dir, progressFile)
-			entries, err := ledgerEntries(path, n)
+			// Lines are written in blocks (-f writes each batch at once): a
+			// long ledger is a million writes otherwise.
+			out := bufio.NewWriter(c.App.Writer)
+			print := entryPrinter(out, c.Bool("full"), c.Bool("json"))
+			printed, after := 0, 0
+			err := eachEntry(path, n, func(e progress.Entry) error {
+				printed, after = printed+1, e.Iteration
+				return print(e)
+			})
+			if ferr := out.Flush(); err == nil {
+				err = ferr
+			}
+			if errors.Is(err, syscall.EPIPE) {
+				return nil // the reader has what it wanted (`ralph log | head`)
+			}
 			if err != nil {
 				return err
 			}
-			print := entryPrinter(c.App.Writer, c.Bool("full"), c.Bool("json"))
-			for _, e := range entries {
-				if err := print(e); err != nil {
-					return err
-				}
-			}
 			if !c.Bool("follow") {
-				if len(entries) == 0 && n != 0 && !c.Bool("json") {
+				if printed == 0 && n != 0 && !c.Bool("json") {
 					fmt.Fprintf(c.App.ErrWriter, "ralph: no iterations in %s yet\n", progressFile)
 				}
 				return nil
 			}
-			after := 0
-			if len(entries) > 0 {
-				after = entries[len(entries)-1].Iteration
-			} else if n == 0 {
+			if printed == 0 && n == 0 {
 				last, err := progress.Tail(path, 1)
 				if err != nil {
 					return err
@@ -85,30 +92,54 @@ last 10 entries; -n 0 shows only new ones.`,
 					after = last[0].Iteration
 				}
 			}
-			return follow(c, path, after, print)
+			err = follow(c, path, after, func(e progress.Entry) error {
+				if err := print(e); err != nil {
+					return err
+				}
+				return out.Flush()
+			})
+			if errors.Is(err, syscall.EPIPE) {
+				return nil
+			}
+			return err
 		})),
 	}
 }
 
-// ledgerEntries returns the last n complete entries of the ledger at path,
-// or all of them when n < 0.
-func ledgerEntries(path string, n int) ([]progress.Entry, error) {
+// eachEntry calls fn for each of the last n complete entries of the ledger
+// at path, or for all of them when n < 0, oldest first. All of them are
+// read as they come, one at a time: a ledger of a million entries is
+// printed in the memory of one, and its first lines come at once.
+func eachEntry(path string, n int, fn func(progress.Entry) error) error {
 	if n >= 0 {
-		return progress.Tail(path, n)
+		entries, err := progress.Tail(path, n)
+		for _, e := range entries {
+			if err == nil {
+				err = fn(e)
+			}
+		}
+		return err
 	}
 	f, _, err := readbuf.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	_, entries, _, err := progress.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", progressFile, err)
+	var printErr error
+	_, _, err = progress.Scan(f, func(e progress.Entry) error {
+		printErr = fn(e)
+		return printErr
+	})
+	switch {
+	case printErr != nil:
+		return printErr
+	case err != nil:
+		return fmt.Errorf("read %s: %w", progressFile, err)
 	}
-	return entries, nil
+	return nil
 }
 
 // follow prints the entries appended to the ledger after iteration after,

@@ -17,26 +17,41 @@ import (
 // ignored, so that older ralphs read newer ledgers. Parse never fails on
 // malformed text; it returns an error only when reading fails.
 func Parse(r io.Reader) (head string, entries []Entry, torn int, err error) {
+	head, torn, err = Scan(r, func(e Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	return head, entries, torn, err
+}
+
+// Scan reads a whole progress.txt as Parse does, but hands each complete
+// entry to fn as soon as it is read, keeping none: a ledger of a million
+// entries is read in the memory of one. It stops at fn's first error and
+// returns it.
+func Scan(r io.Reader, fn func(Entry) error) (head string, torn int, err error) {
 	br := bufio.NewReader(r)
 	var h strings.Builder
 	var cur *entryParser
 	inLedger := false // a started marker ended the head
-	finish := func() {
+	finish := func() error {
 		if cur == nil {
-			return
+			return nil
 		}
-		if e, ok := cur.entry(); ok {
-			entries = append(entries, e)
-		} else {
+		e, ok := cur.entry()
+		if !ok {
 			torn++
+			return nil
 		}
+		return fn(e)
 	}
 	for {
 		raw, rerr := br.ReadString('\n')
 		if raw != "" {
 			line := trimEOL(raw)
 			if p, ok := startEntry(line); ok {
-				finish()
+				if err := finish(); err != nil {
+					return h.String(), torn, err
+				}
 				cur = p
 			} else if cur != nil {
 				cur.line(line)
@@ -48,13 +63,12 @@ func Parse(r io.Reader) (head string, entries []Entry, torn int, err error) {
 		}
 		if rerr != nil {
 			if !errors.Is(rerr, io.EOF) {
-				return h.String(), entries, torn, rerr
+				return h.String(), torn, rerr
 			}
 			break
 		}
 	}
-	finish()
-	return h.String(), entries, torn, nil
+	return h.String(), torn, finish()
 }
 
 // trimEOL removes a line's newline and one carriage return, so that a file a

@@ -48,7 +48,12 @@ func Validate(o Options) (Validation, error) {
 	case err != nil:
 		errs = append(errs, err)
 	default:
-		head, entries, torn, err := progress.Parse(file)
+		// Counted as they are read: a long ledger is not held whole.
+		entries := 0
+		head, torn, err := progress.Scan(file, func(progress.Entry) error {
+			entries++
+			return nil
+		})
 		file.Close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", ProgressFile, err))
@@ -56,7 +61,7 @@ func Validate(o Options) (Validation, error) {
 		if len(head) > maxHead {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the head (the notes before the ledger) is %d bytes: only its first %d reach the agent's prompt", ProgressFile, len(head), maxHead))
 		}
-		v.Entries, v.Torn = len(entries), torn
+		v.Entries, v.Torn = entries, torn
 		if torn > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s skipped (an append was cut short)", ProgressFile, plural.Of(torn, "1 torn ledger entry", "%d torn ledger entries")))
 		}

@@ -6,6 +6,8 @@ package loop
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -997,7 +999,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	for _, t := range it.fewerTests() {
 		// The count before may be from before a person's own removal of
 		// tests: the ratchet cannot tell, and says how to start anew.
-		o.warn("%s (if you removed tests yourself, rename the check in %s: a new name starts its count anew)", t, HarnessFile)
+		o.warn("%s (if you removed tests yourself, rename the check in %s, or change a story's check's command: a new name starts its count anew)", t, HarnessFile)
 		it.entry.Tampered = append(it.entry.Tampered, t)
 	}
 	return failed, true
@@ -1123,15 +1125,24 @@ func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 	if s == nil {
 		return cs
 	}
-	for i, run := range s.Checks {
+	for _, run := range s.Checks {
 		cs = append(cs, checks.Check{
-			Name:     fmt.Sprintf("%s#%d", s.ID, i+1),
+			Name:     storyCheckName(s.ID, run),
 			Run:      run,
 			Timeout:  DefaultCheckTimeout,
 			Required: true,
 		})
 	}
 	return cs
+}
+
+// storyCheckName names a story's own check after the story and its command
+// (US-001#3fa2b1), not its place in the list: the test ratchet goes by
+// names, and a check removed or moved must not hand its count to another,
+// while one whose command changed is a new check, its count started anew.
+func storyCheckName(storyID, run string) string {
+	sum := sha256.Sum256([]byte(run))
+	return storyID + "#" + hex.EncodeToString(sum[:3])
 }
 
 // problem records an iteration cut short by the agent's service and says

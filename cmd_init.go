@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 )
@@ -182,9 +184,25 @@ commit = true                 # commit after every iteration (inside a git work 
 	return b.String()
 }
 
-func examplePRD(project string) string {
+// examplePRD is the prd.json init writes, with the project named after its
+// directory: its name as a line of plain text (no control characters, which
+// prd.json refuses), JSON-quoted.
+func examplePRD(dirName string) string {
+	name := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, dirName)
+	if strings.TrimSpace(name) == "" {
+		name = "my project"
+	}
+	var project strings.Builder
+	enc := json.NewEncoder(&project)
+	enc.SetEscapeHTML(false)
+	enc.Encode(name)
 	return fmt.Sprintf(`{
-  "project": %q,
+  "project": %s,
   "branchName": "ralph/first-feature",
   "description": "What this run should achieve",
   "userStories": [
@@ -202,7 +220,7 @@ func examplePRD(project string) string {
     }
   ]
 }
-`, project)
+`, strings.TrimSuffix(project.String(), "\n"))
 }
 
 const progressHead = `# Progress

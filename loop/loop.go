@@ -27,6 +27,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/redact"
+	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 	"github.com/ralph-harness/ralph/templates"
@@ -1441,12 +1442,20 @@ func (o *Options) commit(ctx context.Context, pathspec, msg string) (string, err
 	return id, err
 }
 
+// maxSubject is how long an iteration's commit's subject line may be.
+const maxSubject = 100
+
 // record commits the iteration's changes (when asked to) and appends the
 // ledger entry naming the commit.
 func (it *iteration) record(ctx context.Context, message string) error {
 	o := it.o
 	if it.commit {
-		msg := "ralph: " + message
+		// The subject is one short line, as git's tools show it; what it
+		// cut of a long title goes whole into the body.
+		msg := textcut.OneLine("ralph: "+message, maxSubject)
+		if msg != "ralph: "+message {
+			msg += "\n\n" + message
+		}
 		if it.entry.Summary != "" {
 			msg += "\n\n" + it.entry.Summary
 		}

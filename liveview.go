@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
+	"unicode"
 	"unsafe"
 
 	"github.com/ralph-harness/ralph/loop"
@@ -117,15 +117,65 @@ func (v *liveView) draw() {
 	if !v.atStart || v.iteration == 0 {
 		return
 	}
-	line := v.status()
-	if w := v.width(); w > 1 && utf8.RuneCountInString(line) >= w {
-		line = string([]rune(line)[:w-2]) + "…"
-	}
+	line := fitWidth(v.status(), v.width())
 	if v.color {
 		line = "\x1b[7m" + line + "\x1b[0m"
 	}
 	io.WriteString(v.term, "\r\x1b[K"+line)
 	v.shown = true
+}
+
+// fitWidth cuts line with "…" to fewer columns than width (a line as wide
+// as the terminal wraps on some): a terminal shows the wide characters of
+// East Asian scripts, and most emoji, in two columns, and a combining mark
+// in none. A width under 2 leaves line as it is.
+func fitWidth(line string, width int) string {
+	if width < 2 || displayWidth(line) < width {
+		return line
+	}
+	used := 0
+	for i, r := range line {
+		if used+runeColumns(r) > width-2 {
+			return line[:i] + "…"
+		}
+		used += runeColumns(r)
+	}
+	return line
+}
+
+// displayWidth is how many columns of a terminal s takes.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeColumns(r)
+	}
+	return n
+}
+
+// runeColumns is how many columns of a terminal r takes: 2 for the wide
+// and fullwidth characters, 0 for combining marks and format characters,
+// else 1.
+func runeColumns(r rune) int {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		return 0
+	case 0x1100 <= r && r <= 0x115F, // Hangul Jamo
+		0x2E80 <= r && r <= 0x303E, // CJK radicals, punctuation
+		0x3041 <= r && r <= 0x33FF, // kana, CJK compatibility
+		0x3400 <= r && r <= 0x4DBF, // CJK extension A
+		0x4E00 <= r && r <= 0x9FFF, // CJK unified ideographs
+		0xA000 <= r && r <= 0xA4CF, // Yi
+		0xAC00 <= r && r <= 0xD7A3, // Hangul syllables
+		0xF900 <= r && r <= 0xFAFF, // CJK compatibility ideographs
+		0xFE30 <= r && r <= 0xFE4F, // CJK compatibility forms
+		0xFF00 <= r && r <= 0xFF60, // fullwidth forms
+		0xFFE0 <= r && r <= 0xFFE6,
+		0x1F300 <= r && r <= 0x1F64F, // emoji
+		0x1F900 <= r && r <= 0x1F9FF,
+		0x20000 <= r && r <= 0x3FFFD: // CJK extensions B and on
+		return 2
+	}
+	return 1
 }
 
 func (v *liveView) status() string {

@@ -100,3 +100,29 @@ func TestIsTerminal(t *testing.T) {
 		t.Errorf("isTerminal(/dev/ptmx) = false")
 	}
 }
+
+// TestFitWidth: the status line is cut to the terminal's columns, not its
+// characters: a wide character takes two, a combining mark none.
+func TestFitWidth(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		width int
+		want  string
+	}{
+		{"iteration 1 · US-001", 80, "iteration 1 · US-001"},
+		{"iteration 1 · US-001", 10, "iteratio…"},
+		{"購物車購物車", 13, "購物車購物車"},
+		{"購物車購物車", 12, "購物車購物…"},
+		{"購物車購物車", 11, "購物車購…"},
+		{"café́ latte", 11, "café́ latte"},
+		{"anything", 1, "anything"},
+	} {
+		got := fitWidth(c.line, c.width)
+		if got != c.want {
+			t.Errorf("fitWidth(%q, %d) = %q, want %q", c.line, c.width, got, c.want)
+		}
+		if c.width > 1 && displayWidth(got) >= c.width {
+			t.Errorf("fitWidth(%q, %d) = %q: %d columns", c.line, c.width, got, displayWidth(got))
+		}
+	}
+}

@@ -112,7 +112,7 @@ func guessChecks(dir string) []detectedCheck {
 	if has("go.mod") {
 		cs = append(cs, detectedCheck{"vet", "go vet ./..."}, detectedCheck{"test", "go test ./..."})
 	}
-	if has("package.json") {
+	if has("package.json") && npmTests(filepath.Join(dir, "package.json")) {
 		cs = append(cs, detectedCheck{"npm-test", "npm test"})
 	}
 	if has("Cargo.toml") {
@@ -125,6 +125,23 @@ func guessChecks(dir string) []detectedCheck {
 		cs = append(cs, detectedCheck{"make-test", "make test"})
 	}
 	return cs
+}
+
+// npmTests reports whether the package.json at path has a test script
+// that tests: not the one `npm init` writes, which only fails.
+func npmTests(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if json.Unmarshal(data, &pkg) != nil {
+		return true // npm says what is wrong with it
+	}
+	test := pkg.Scripts["test"]
+	return test != "" && !strings.Contains(test, "no test specified")
 }
 
 func checksNote(cs []detectedCheck) string {

@@ -307,6 +307,11 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 				"prd.json: US-001: title: U+001B is a control character: a title is a line of plain text",
 		},
 		{
+			name: "a bidirectional override in a title",
+			data: `{"userStories": [{"id": "US-001", "title": "pay \u202etxt.exe"}]}`,
+			want: "prd.json: US-001: title: U+202E is a control character: a title is a line of plain text",
+		},
+		{
 			name: "a check with a NUL byte",
 			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet\u0000"]}]}`,
 			want: `prd.json: US-001: checks[0]: "go vet\x00": a NUL byte cannot be passed to a program`,

@@ -197,10 +197,13 @@ func (f *File) name(i int) string {
 }
 
 // controlIn returns the first control character in s (a line break, a tab,
-// an escape), or a Unicode line or paragraph separator.
+// an escape), Unicode line or paragraph separator, or bidirectional
+// embedding, override or isolate, which turns what follows it around on a
+// terminal.
 func controlIn(s string) (rune, bool) {
 	for _, r := range s {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
+			'\u202A' <= r && r <= '\u202E' || '\u2066' <= r && r <= '\u2069' {
 			return r, true
 		}
 	}

@@ -55,6 +55,14 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 }
 
 // gitDirty reports whether the work directory has uncommitted changes.
+// gitDetached reports whether the work tree at dir has no branch checked
+// out: its commits belong to no branch, and a checkout leaves them behind.
+func gitDetached(ctx context.Context, dir string) bool {
+	_, err := git(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == 1
+}
+
 func gitDirty(ctx context.Context, dir string) bool {
 	ctx, cancel := proc.UntilKilled(ctx) // status runs filters too
 	defer cancel()

@@ -181,6 +181,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		if dirty {
 			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
 		}
+		if gitDetached(ctx, o.Dir) {
+			o.warn("HEAD is detached: the iterations' commits will be on no branch (check out a branch to keep them)")
+		}
 	}
 	// Each iteration's commit carries the ledger up to the entry before its
 	// own (an entry names its commit, so it cannot be in it); the last entry

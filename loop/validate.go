@@ -1,9 +1,12 @@
 package loop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -62,6 +65,12 @@ func Validate(o Options) (Validation, error) {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the head (the notes before the ledger) is %d bytes: only its first %d reach the agent's prompt", ProgressFile, len(head), maxHead))
 		}
 		v.Entries, v.Torn = entries, torn
+		switch line, err := conflictMarker(o.path(ProgressFile)); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("read %s: %w", ProgressFile, err))
+		case line > 0:
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s:%d: a merge conflict's marker: the entries around it may be torn or twice; resolve the conflict (keep both sides' entries, in order)", ProgressFile, line))
+		}
 		if torn > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s skipped (an append was cut short)", ProgressFile, plural.Of(torn, "1 torn ledger entry", "%d torn ledger entries")))
 		}
@@ -108,4 +117,36 @@ func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 		return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what the agent changed, and files it guards are not as they were when the agent began: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, strings.Join(changed, ", ")), false
 	}
 	return what + " and has no entry: ralph was stopped during it, and the next `ralph loop` records it as interrupted", false
+}
+
+// conflictMarker returns the number of the first line of the file at path
+// that is a marker git leaves in a file it could not merge ("<<<<<<< ",
+// "=======", ">>>>>>> "), or 0. A ledger merged from two branches reads
+// without an error, entries torn or not.
+func conflictMarker(path string) (int, error) {
+	f, _, err := readbuf.OpenFile(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	line, start := 1, true // start: at the start of a line
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if start && (bytes.HasPrefix(chunk, []byte("<<<<<<< ")) || bytes.HasPrefix(chunk, []byte(">>>>>>> ")) ||
+			string(bytes.TrimRight(chunk, "\r\n")) == "=======") {
+			return line, nil
+		}
+		start = len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
+		if start {
+			line++
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			return 0, nil
+		case err != nil:
+			return 0, err
+		}
+	}
 }

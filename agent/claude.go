@@ -92,9 +92,8 @@ func (r *claudeReader) finish(res *Result) {
 }
 
 // resultProblem is the problem of a result that is an API error: the kind
-// its api_error_status or api_error_type says, else what its message says;
-// nil when neither tells (a low credit balance, say, is no problem ralph
-// can wait out).
+// its api_error_status or api_error_type says, else what its message says
+// (a low credit balance is a permanent one); nil when neither tells.
 func (r *claudeReader) resultProblem() *Problem {
 	p := classifyAs(r.final, claudeErrorKind(r.errStatus, r.errType),
 		fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
@@ -117,6 +116,10 @@ func (r *claudeReader) withLimitReset(p *Problem) {
 // not tell.
 func claudeErrorKind(status int, typ string) ProblemKind {
 	switch {
+	case typ == "billing_error" || status == 402:
+		// ralph's own API agent's word for a quota or credit run out,
+		// which OpenAI's API tells with a 429.
+		return Permanent
 	case status == 429 || typ == "rate_limit_error" || typ == "rate_limit":
 		return RateLimited
 	case status == 401 || status == 403 || typ == "authentication_error" ||

@@ -90,10 +90,13 @@ func TestClaudeEvents(t *testing.T) {
 			res:   Result{InputTokens: 1, OutputTokens: 1},
 		},
 		{
-			name:  "is_error although subtype is success",
-			input: `{"type":"result","subtype":"success","is_error":true,"result":"Credit balance is too low","total_cost_usd":0}` + "\n",
-			shown: "✗ result: $0.0000 — Credit balance is too low\n",
-			res:   Result{FinalMessage: "Credit balance is too low", CostKnown: true, APIError: true},
+			// An account out of credit is a problem only its person can
+			// fix: the loop stops for it.
+			name:    "is_error although subtype is success",
+			input:   `{"type":"result","subtype":"success","is_error":true,"result":"Credit balance is too low","total_cost_usd":0}` + "\n",
+			shown:   "✗ result: $0.0000 — Credit balance is too low\n",
+			res:     Result{FinalMessage: "Credit balance is too low", CostKnown: true, APIError: true},
+			problem: &Problem{Kind: Permanent, Message: "Credit balance is too low"},
 		},
 		{
 			name:    "an API error's status decides its kind",

@@ -47,10 +47,16 @@ type Problem struct {
 
 // The patterns are compiled when first needed, not when ralph starts:
 // every command would pay for them, and most never classify anything.
+//
+// An HTTP status is one only where no path or a line number could be
+// (index.js:429 is a crash's stack, not a rate limit). Money runs out for
+// good, not for an hour: a quota the account's plan or credit ran out of is
+// permanent, and comes before the rate limits, whose words it shares.
 var (
-	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
-	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
-	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable`)
+	billingRE   = lazyre.New(`(?i)insufficient[_ ]quota|exceeded your current quota|plan and billing|billing details|credit balance is too low|out of credits|\bpayment required\b`)
+	rateLimitRE = lazyre.New(`(?i)(?:^|[^:./\w])429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|(?:usage|rate|request|session|weekly|daily|hourly|\d+-hour|\w+ plan) limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
+	transientRE = lazyre.New(`(?i)(?:^|[^:./\w])(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
+	permanentRE = lazyre.New(`(?i)(?:^|[^:./\w])(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
 )
 
 // classifyAs is Classify for a failure whose kind the CLI reported (by an
@@ -83,6 +89,7 @@ func Classify(text string, now time.Time) *Problem {
 	}{
 		// A rate limit's message often says "429" and "error" both: the
 		// most specific kind wins.
+		{billingRE(), Permanent},
 		{rateLimitRE(), RateLimited},
 		{permanentRE(), Permanent},
 		{transientRE(), Transient},

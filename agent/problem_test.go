@@ -40,6 +40,16 @@ func TestClassify(t *testing.T) {
 		{"model: claude-nope not found", Permanent, time.Time{}},
 		{"error: unknown option '--bogus'", Permanent, time.Time{}},
 		{"--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons", Permanent, time.Time{}},
+		// Money that ran out does not come back in an hour.
+		{"429 You exceeded your current quota, please check your plan and billing details.", Permanent, time.Time{}},
+		{`{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}`, Permanent, time.Time{}},
+		{"Quota exceeded. Check your plan and billing details.", Permanent, time.Time{}},
+		{"Your credit balance is too low to access the Anthropic API.", Permanent, time.Time{}},
+		{"When using Gemini API, you must specify the GEMINI_API_KEY environment variable.", Permanent, time.Time{}},
+		{"Opus weekly limit reached ∙ resets Mon 9am", RateLimited, time.Time{}},
+		{"Claude Pro plan limit reached", RateLimited, time.Time{}},
+		{"HTTP/1.1 429", RateLimited, time.Time{}},
+		{"request failed (429)", RateLimited, time.Time{}},
 	}
 	for _, tt := range tests {
 		p := Classify(tt.text, now)
@@ -51,7 +61,12 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%q) = %v reset %v, want %v reset %v", tt.text, p.Kind, p.ResetAt, tt.kind, tt.reset)
 		}
 	}
-	for _, text := range []string{"", "tests failed: 3 of 12", "exit status 1", "permission denied: ./build.sh"} {
+	for _, text := range []string{"", "tests failed: 3 of 12", "exit status 1", "permission denied: ./build.sh",
+		// A crash's stack, a full context: failures of the run, judged as such.
+		"    at file:///usr/lib/node_modules/@openai/codex/dist/index.js:429:17",
+		"TypeError: x is undefined\n    at main.js:500:3\n    at run (lib/a.js:401:9)",
+		"Context limit reached · /compact or /clear to continue",
+	} {
 		if p := Classify(text, now); p != nil {
 			t.Errorf("Classify(%q) = %+v, want nil", text, p)
 		}

@@ -425,6 +425,8 @@ func (r *run) describe(ae *apiError) string {
 	b.WriteString(ae.Error())
 	now := r.o.Now()
 	switch {
+	case ae.billing():
+		b.WriteString(" · the account's quota or credit ran out: see its plan and billing")
 	case ae.Status == http.StatusUnauthorized:
 		fmt.Fprintf(&b, " · check the key in %s (agent.api_key_env)", r.o.KeyEnv)
 	case ae.Status == http.StatusForbidden:

@@ -294,6 +294,30 @@ func TestPermanentErrors(t *testing.T) {
 	}
 }
 
+// TestQuotaRunOut: OpenAI's 429 insufficient_quota is no rate limit: the
+// account's credit or plan ran out, and no wait brings it back. It is not
+// retried, and ralph's loop reads it as a permanent problem.
+func TestQuotaRunOut(t *testing.T) {
+	s := startFake(t, fakemodel.Conversation{
+		Match: "task-quota",
+		Steps: []fakemodel.Step{{Text: "never"}},
+		Faults: map[int][]fakemodel.Fault{0: {{Status: 429,
+			Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`}}},
+	})
+	o := runAgent(t, Options{API: "openai", BaseURL: s.URL + "/v1", Prompt: "task-quota", KeyEnv: "MY_KEY"})
+	r := o.result(t)
+	text, _ := r["result"].(string)
+	if o.code != 1 || r["api_error_type"] != "billing_error" {
+		t.Errorf("exit %d, result %v", o.code, r)
+	}
+	if !strings.Contains(text, "quota or credit ran out") {
+		t.Errorf("result %q lacks the hint", text)
+	}
+	if len(o.waits) != 0 {
+		t.Errorf("retried a quota run out: waits %v", o.waits)
+	}
+}
+
 // TestMissingKey: no key in the variable is a permanent error naming it;
 // an OpenAI-compatible server of one's own may do without.
 func TestMissingKey(t *testing.T) {

@@ -65,6 +65,9 @@ var errorTypes = []struct {
 // kind names the error the way the Anthropic API does, whichever API
 // answered, so that ralph's reading of stream-json results knows it.
 func (e *apiError) kind() string {
+	if e.billing() {
+		return "billing_error"
+	}
 	for _, t := range errorTypes {
 		if t.status == e.Status {
 			return t.typ
@@ -79,9 +82,17 @@ func (e *apiError) kind() string {
 	return "invalid_request_error"
 }
 
+// billing: the account's plan or credit ran out, which OpenAI's API says
+// with a 429 as it says a rate limit: no wait brings it back.
+func (e *apiError) billing() bool {
+	return e.Status == http.StatusPaymentRequired || e.Type == "insufficient_quota"
+}
+
 // retryable: sending the same request again may well succeed.
 func (e *apiError) retryable() bool {
 	switch {
+	case e.billing():
+		return false
 	case e.Network, e.Status >= 500:
 		return true
 	}

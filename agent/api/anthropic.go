@@ -153,6 +153,10 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 		typ  string
 		call *toolCall
 		args strings.Builder
+		// input is the tool call's input as content_block_start gave it:
+		// {} from the API itself, which streams the input in deltas; the
+		// whole of it from some servers that speak its protocol.
+		input json.RawMessage
 	}
 	blocks := map[int]*block{}
 	var order []int
@@ -213,6 +217,7 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 				}
 			case "tool_use":
 				b.call = &toolCall{ID: data.ContentBlock.ID, Name: data.ContentBlock.Name}
+				b.input = data.ContentBlock.Input
 			}
 		case "content_block_delta":
 			b := blocks[data.Index]
@@ -244,6 +249,9 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 				b.call.Args = b.args.String()
 				if strings.TrimSpace(b.call.Args) == "" {
 					b.call.Args = "{}"
+					if len(b.input) > 0 && string(b.input) != "null" {
+						b.call.Args = string(b.input)
+					}
 				}
 				rep.Calls = append(rep.Calls, *b.call)
 			}

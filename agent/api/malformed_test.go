@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +173,36 @@ func TestMalformedStream(t *testing.T) {
 	}
 	if len(r.requests) != 4 {
 		t.Errorf("%d requests, want 4 (1 + 3 retries)", len(r.requests))
+	}
+}
+
+// TestInputAtStart: a server that gives a tool call's whole input in its
+// content_block_start, with no input_json_delta after it (as some servers
+// speaking the Messages API do), has the call run with that input.
+func TestInputAtStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := sseEvents(
+		map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "content": []any{},
+			"model": "m", "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}},
+		map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": map[string]any{"path": "notes.txt"}}},
+		map[string]any{"type": "content_block_stop", "index": 0},
+		map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use"}, "usage": map[string]any{"output_tokens": 5}},
+		map[string]any{"type": "message_stop"},
+	)
+	r := &replay{answers: []string{start, anthropicAnswer("Read it.\n<ralph>done</ralph>")}}
+	url := serve(t, r)
+	o := runAgent(t, Options{API: Anthropic, BaseURL: url, Dir: dir, Prompt: "go"})
+	if o.code != 0 {
+		t.Fatalf("exit %d:\n%s", o.code, o.raw)
+	}
+	if len(r.requests) != 2 {
+		t.Fatalf("%d requests, want 2", len(r.requests))
+	}
+	second := r.requests[1]
+	if !strings.Contains(second, "the notes") || !strings.Contains(second, `"input":{"path":"notes.txt"}`) {
+		t.Errorf("the call did not run with its input:\n%s", second)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/tail"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
@@ -308,7 +309,9 @@ func (t *tools) shell(ctx context.Context, raw json.RawMessage) (string, error) 
 	}
 	timeout := t.shellTimeout
 	if args.Timeout > 0 {
-		timeout = min(time.Duration(args.Timeout*float64(time.Second)), t.maxTimeout)
+		// Capped before it becomes a Duration, which a huge number of
+		// seconds overflows (to a negative one, a timeout at once).
+		timeout = time.Duration(min(args.Timeout, t.maxTimeout.Seconds()) * float64(time.Second))
 	}
 	out := newClip(shellHead, shellTail)
 	p, err := proc.Start(ctx, proc.Config{
@@ -348,6 +351,12 @@ func (t *tools) shell(ctx context.Context, raw json.RawMessage) (string, error) 
 	return text + "[exit status 0]", nil
 }
 
+// notFile is why the tools neither read nor write what is at name: a named
+// pipe, a device or a socket, which may hold the call for ever.
+func notFile(name string) error {
+	return fmt.Errorf("%s is not a regular file (a named pipe, a device or a socket): the tools read and write only files", name)
+}
+
 func (t *tools) readFile(_ context.Context, raw json.RawMessage) (string, error) {
 	var args struct {
 		Path   string `json:"path"`
@@ -361,13 +370,17 @@ func (t *tools) readFile(_ context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(p)
+	// Opened without waiting (a named pipe would hold the open until
+	// something wrote to it), and read only when it is a file.
+	f, err := readbuf.Open(p)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", args.Path, why(err))
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return "", fmt.Errorf("%s is a directory: use list_files", args.Path)
+	} else if err == nil && !fi.Mode().IsRegular() {
+		return "", notFile(args.Path)
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(8 << 10); bytes.IndexByte(head, 0) >= 0 {
@@ -464,6 +477,9 @@ func (t *tools) writeFile(_ context.Context, raw json.RawMessage) (string, error
 		if fi.IsDir() {
 			return "", fmt.Errorf("%s is a directory", args.Path)
 		}
+		if !fi.Mode().IsRegular() {
+			return "", notFile(args.Path)
+		}
 		mode, existed = fi.Mode().Perm(), true
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -507,6 +523,9 @@ func (t *tools) editFile(_ context.Context, raw json.RawMessage) (string, error)
 	}
 	if fi.IsDir() {
 		return "", fmt.Errorf("%s is a directory", args.Path)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", notFile(args.Path)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {

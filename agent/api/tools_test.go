@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -195,6 +196,29 @@ func TestShell(t *testing.T) {
 		t.Errorf("the timeout took %s", d)
 	}
 	wantError(t, call(t, ts, "shell", map[string]any{"command": " "}), "command is empty")
+	// A huge timeout is the longest one, not one overflowed into the past.
+	wantOK(t, call(t, ts, "shell", map[string]any{"command": "echo hi", "timeout_seconds": 1e10}), "hi\n", "[exit status 0]")
+}
+
+// TestNotFiles: a named pipe is neither read nor written nor edited, at
+// once: opening one would wait for the other end, for ever.
+func TestNotFiles(t *testing.T) {
+	ts, root := newTestTools(t, nil)
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wantError(t, call(t, ts, "read_file", map[string]any{"path": "pipe"}), "pipe is not a regular file")
+		wantError(t, call(t, ts, "write_file", map[string]any{"path": "pipe", "content": "x"}), "pipe is not a regular file")
+		wantError(t, call(t, ts, "edit_file", map[string]any{"path": "pipe", "old_string": "a", "new_string": "b"}), "pipe is not a regular file")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a tool waited on the named pipe")
+	}
 }
 
 func TestListAndSearch(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // The APIs the agent speaks.
@@ -421,8 +423,7 @@ func (r *run) fail(err error, start time.Time) {
 // describe says on one line what went wrong and what to do about it; the
 // line is what ralph records and, for a problem it stops on, prints.
 func (r *run) describe(ae *apiError) string {
-	var b strings.Builder
-	b.WriteString(ae.Error())
+	var b strings.Builder // the hint; the error's words go before it
 	now := r.o.Now()
 	switch {
 	case ae.billing():
@@ -445,7 +446,9 @@ func (r *run) describe(ae *apiError) string {
 			fmt.Fprintf(&b, "; the server asked to wait until %s", reset.UTC().Format(time.RFC3339))
 		}
 	}
-	return oneLine(b.String())
+	// A long error body is cut, not the hint: what to fix is the point.
+	hint := b.String()
+	return oneLine(textcut.OneLine(ae.Error(), max(maxSummary-len(hint), maxSummary/3)) + hint)
 }
 
 func providerName(api string) string {

@@ -294,6 +294,22 @@ func TestPermanentErrors(t *testing.T) {
 	}
 }
 
+// TestLongErrorKeepsHint: a long error body is cut, not the hint after it,
+// which says what to fix.
+func TestLongErrorKeepsHint(t *testing.T) {
+	long := strings.Repeat("the server has much to say about this. ", 20)
+	s := startFake(t, fakemodel.Conversation{
+		Match:  "task-long",
+		Steps:  []fakemodel.Step{{Text: "never"}},
+		Faults: map[int][]fakemodel.Fault{0: {{Status: 404, Body: `{"error":{"type":"not_found_error","message":"` + long + `"}}`}}},
+	})
+	o := runAgent(t, Options{API: "anthropic", BaseURL: s.URL, Prompt: "task-long", KeyEnv: "MY_KEY"})
+	text, _ := o.result(t)["result"].(string)
+	if !strings.Contains(text, "(ralph sends to "+s.URL) || !strings.Contains(text, "the server has much") {
+		t.Errorf("result %q lacks the hint or the error", text)
+	}
+}
+
 // TestQuotaRunOut: OpenAI's 429 insufficient_quota is no rate limit: the
 // account's credit or plan ran out, and no wait brings it back. It is not
 // retried, and ralph's loop reads it as a permanent problem.

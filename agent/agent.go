@@ -279,6 +279,9 @@ wait:
 		res.Problem = Classify(res.Stderr+"\n"+lastBytes(res.FinalMessage, maxStderr), now())
 	case res.ExitCode != 0 && !sawEnd:
 		res.Problem = Classify(res.Stderr, now())
+		if res.Problem == nil && o.Format == GeminiStreamJSON {
+			res.Problem = geminiFatal(res.ExitCode, res.Stderr)
+		}
 	}
 	return res, nil
 }

@@ -91,6 +91,22 @@ func geminiProblem(msg string, exitCode int, now time.Time) *Problem {
 	return classifyAs(text, kind, fmt.Sprintf("gemini exited %d", exitCode), now)
 }
 
+// geminiFatal is the problem of a gemini that exited with the status of
+// one of its fatal errors, found before any request to the model (a
+// failed authentication, bad input, a bad configuration), whatever its
+// message's words: only its person can fix it. nil for any other status.
+func geminiFatal(exitCode int, stderr string) *Problem {
+	what, ok := map[int]string{41: "authentication failed", 42: "bad input", 52: "bad configuration"}[exitCode]
+	if !ok {
+		return nil
+	}
+	msg := oneLine(firstLine(stderr))
+	if msg == "" {
+		msg = "gemini exited " + strconv.Itoa(exitCode)
+	}
+	return &Problem{Kind: Permanent, Message: fmt.Sprintf("%s (gemini: %s)", msg, what)}
+}
+
 // geminiStatusKind maps the HTTP status of a failed API request to a
 // problem kind; 0 for any other status.
 func geminiStatusKind(status int) ProblemKind {

@@ -351,3 +351,22 @@ func FuzzGemini(f *testing.F) {
 		}
 	})
 }
+
+// TestGeminiFatal: gemini's fatal errors before any request are permanent
+// by their exit status, whatever their words; other statuses are no
+// problem of their own.
+func TestGeminiFatal(t *testing.T) {
+	for code, want := range map[int]bool{41: true, 42: true, 52: true, 1: false, 130: false} {
+		p := geminiFatal(code, "Some error ralph has no words for.\nmore")
+		if (p != nil) != want {
+			t.Errorf("geminiFatal(%d) = %+v, want a problem: %v", code, p, want)
+			continue
+		}
+		if p != nil && (p.Kind != Permanent || p.Message != "Some error ralph has no words for. (gemini: "+map[int]string{41: "authentication failed", 42: "bad input", 52: "bad configuration"}[code]+")") {
+			t.Errorf("geminiFatal(%d) = %+v", code, p)
+		}
+	}
+	if p := geminiFatal(41, ""); p == nil || p.Message != "gemini exited 41 (gemini: authentication failed)" {
+		t.Errorf("geminiFatal with no stderr = %+v", p)
+	}
+}

@@ -48,15 +48,24 @@ type Problem struct {
 // The patterns are compiled when first needed, not when ralph starts:
 // every command would pay for them, and most never classify anything.
 //
-// An HTTP status is one only where no path or a line number could be
-// (index.js:429 is a crash's stack, not a rate limit). Money runs out for
-// good, not for an hour: a quota the account's plan or credit ran out of is
-// permanent, and comes before the rate limits, whose words it shares.
+// Money runs out for good, not for an hour: a quota the account's plan or
+// credit ran out of is permanent, and comes before the rate limits, whose
+// words it shares. "Exceeded your current quota … plan and billing" is
+// OpenAI's word for that, and Gemini's for its per-minute and per-day
+// limits too, which say so (RESOURCE_EXHAUSTED, a link to its rate
+// limits, a delay to retry after): such a text is a rate limit.
 var (
-	billingRE   = lazyre.New(`(?i)insufficient[_ ]quota|exceeded your current quota|plan and billing|billing details|credit balance is too low|out of credits|\bpayment required\b`)
-	rateLimitRE = lazyre.New(`(?i)(?:^|[^:./\w])429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|(?:usage|rate|request|session|weekly|daily|hourly|\d+-hour|\w+ plan) limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
-	transientRE = lazyre.New(`(?i)(?:^|[^:./\w])(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
-	permanentRE = lazyre.New(`(?i)(?:^|[^:./\w])(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
+	billingRE   = lazyre.New(`(?i)insufficient[_ ]quota|credit balance is too low|out of credits|\bpayment required\b`)
+	quotaRE     = lazyre.New(`(?i)exceeded your current quota|plan and billing`)
+	rateHintRE  = lazyre.New(`(?i)resource[_ ]exhausted|rate[ _-]?limits?\b|retry ?delay|retry in|try again`)
+	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
+	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
+	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
+	// noiseRE is what is read past: where a crash's stack points
+	// (index.js:429:17, "line 500, in f"), whose numbers are no HTTP
+	// statuses, and a context window that is full (Claude Code's "Context
+	// limit reached"), which is no limit to wait out.
+	noiseRE = lazyre.New(`(?i)[\w./@-]+\.\w+:\d+(?::\d+)?|\bline \d+, in\b|context (?:window |length )?(?:limit )?(?:reached|exceeded|is full)`)
 )
 
 // classifyAs is Classify for a failure whose kind the CLI reported (by an
@@ -83,18 +92,25 @@ func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *
 // returns nil when the text says none of these. now resolves relative
 // reset times ("try again in 2 hours", "resets 3pm").
 func Classify(text string, now time.Time) *Problem {
+	// Matched with the noise blanked out, so that offsets into words are
+	// offsets into text: the message is text's line.
+	words := noiseRE().ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+	billing := billingRE()
+	if quotaRE().MatchString(words) && !rateHintRE().MatchString(words) {
+		billing = quotaRE()
+	}
 	for _, c := range []struct {
 		re   *regexp.Regexp
 		kind ProblemKind
 	}{
 		// A rate limit's message often says "429" and "error" both: the
 		// most specific kind wins.
-		{billingRE(), Permanent},
+		{billing, Permanent},
 		{rateLimitRE(), RateLimited},
 		{permanentRE(), Permanent},
 		{transientRE(), Transient},
 	} {
-		loc := c.re.FindStringIndex(text)
+		loc := c.re.FindStringIndex(words)
 		if loc == nil {
 			continue
 		}

@@ -50,6 +50,13 @@ func TestClassify(t *testing.T) {
 		{"Claude Pro plan limit reached", RateLimited, time.Time{}},
 		{"HTTP/1.1 429", RateLimited, time.Time{}},
 		{"request failed (429)", RateLimited, time.Time{}},
+		{`{"error":{"code":429,"message":"slow down"}}`, RateLimited, time.Time{}},
+		{`{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}`, Transient, time.Time{}},
+		// Gemini's per-minute and per-day limits share OpenAI's words for
+		// a quota run out, and say they are rate limits.
+		{"[API Error: You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. RESOURCE_EXHAUSTED]", RateLimited, time.Time{}},
+		{"Opus limit reached ∙ resets 5pm", RateLimited, time.Date(2026, 3, 4, 17, 0, 0, 0, time.Local)},
+		{"Claude Max limit reached", RateLimited, time.Time{}},
 	}
 	for _, tt := range tests {
 		p := Classify(tt.text, now)
@@ -66,6 +73,7 @@ func TestClassify(t *testing.T) {
 		"    at file:///usr/lib/node_modules/@openai/codex/dist/index.js:429:17",
 		"TypeError: x is undefined\n    at main.js:500:3\n    at run (lib/a.js:401:9)",
 		"Context limit reached · /compact or /clear to continue",
+		`Traceback (most recent call last):\n  File "app.py", line 429, in handler\nKeyError: 'x'`,
 	} {
 		if p := Classify(text, now); p != nil {
 			t.Errorf("Classify(%q) = %+v, want nil", text, p)

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/prd"
 )
 
 func initCommand() *cli.Command {
@@ -202,15 +203,10 @@ commit = true                 # commit after every iteration (inside a git work 
 }
 
 // examplePRD is the prd.json init writes, with the project named after its
-// directory: its name as a line of plain text (no control characters, which
-// prd.json refuses), JSON-quoted.
+// directory: its name as a line of plain text (see prd.PlainLine), which
+// prd.json asks of a project's name, JSON-quoted.
 func examplePRD(dirName string) string {
-	name := strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, dirName)
+	name := prd.PlainLine(dirName)
 	if strings.TrimSpace(name) == "" {
 		name = "my project"
 	}

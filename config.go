@@ -544,10 +544,10 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 		if first, dup := names[c.Name]; dup {
 			d.errorf(key+".name", "%q: duplicate name (first at checks[%d])", c.Name, first)
 		}
-		if strings.Contains(c.Name, "#") {
-			// A story's own checks are named ID#digest: a harness check of
-			// such a name would share their test count.
-			d.errorf(key+".name", "%q: # is kept for the names of stories' own checks", c.Name)
+		if loop.IsStoryCheckName(c.Name) {
+			// A harness check of such a name would share a story's own
+			// check's test count.
+			d.errorf(key+".name", "%q: a name of this shape (ID#3fa2b1) is kept for stories' own checks", c.Name)
 		}
 		names[c.Name] = i
 		out = append(out, c)

@@ -116,6 +116,9 @@ func TestFitWidth(t *testing.T) {
 		{"購物車購物車", 11, "購物車購…"},
 		{"café́ latte", 11, "café́ latte"},
 		{"anything", 1, "anything"},
+		{"🚀⚡✅ go", 10, "🚀⚡✅ go"},
+		{"🚀⚡✅ go", 9, "🚀⚡✅ …"},
+		{"🚀⚡✅ go", 8, "🚀⚡✅…"},
 	} {
 		got := fitWidth(c.line, c.width)
 		if got != c.want {

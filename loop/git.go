@@ -54,7 +54,6 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// gitDirty reports whether the work directory has uncommitted changes.
 // gitDetached reports whether the work tree at dir has no branch checked
 // out: its commits belong to no branch, and a checkout leaves them behind.
 func gitDetached(ctx context.Context, dir string) bool {
@@ -63,6 +62,7 @@ func gitDetached(ctx context.Context, dir string) bool {
 	return errors.As(err, &exit) && exit.ExitCode() == 1
 }
 
+// gitDirty reports whether the work directory has uncommitted changes.
 func gitDirty(ctx context.Context, dir string) bool {
 	ctx, cancel := proc.UntilKilled(ctx) // status runs filters too
 	defer cancel()

@@ -1149,6 +1149,17 @@ func storyCheckName(storyID, run string) string {
 	return storyID + "#" + hex.EncodeToString(sum[:3])
 }
 
+// IsStoryCheckName reports whether name has the shape of a story's own
+// check's name (see storyCheckName), which no check of harness.toml may take.
+func IsStoryCheckName(name string) bool {
+	id, sum, ok := strings.Cut(name, "#")
+	if !ok || id == "" || len(sum) != 6 {
+		return false
+	}
+	_, err := hex.DecodeString(sum)
+	return err == nil && strings.ToLower(sum) == sum
+}
+
 // problem records an iteration cut short by the agent's service and says
 // what the loop does next: wait and run it again, or stop. It is not an
 // attempt: the story's counters stay as they were.
@@ -1455,9 +1466,9 @@ func (it *iteration) record(ctx context.Context, message string) error {
 	if it.commit {
 		// The subject is one short line, as git's tools show it; what it
 		// cut of a long title goes whole into the body.
-		msg := textcut.OneLine("ralph: "+message, maxSubject)
-		if msg != "ralph: "+message {
-			msg += "\n\n" + message
+		msg := "ralph: " + message
+		if len(msg) > maxSubject {
+			msg = textcut.OneLine(msg, maxSubject) + "\n\n" + message
 		}
 		if it.entry.Summary != "" {
 			msg += "\n\n" + it.entry.Summary

@@ -120,9 +120,10 @@ func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 }
 
 // conflictMarker returns the number of the first line of the file at path
-// that is a marker git leaves in a file it could not merge ("<<<<<<< ",
-// "=======", ">>>>>>> "), or 0. A ledger merged from two branches reads
-// without an error, entries torn or not.
+// that is a marker git leaves around a conflict it could not merge
+// ("<<<<<<< ", ">>>>>>> "; not "=======", which a heading of the notes
+// may be), or 0. A ledger merged from two branches reads without an error,
+// entries torn or not.
 func conflictMarker(path string) (int, error) {
 	f, _, err := readbuf.OpenFile(path)
 	if err != nil {
@@ -133,8 +134,7 @@ func conflictMarker(path string) (int, error) {
 	line, start := 1, true // start: at the start of a line
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if start && (bytes.HasPrefix(chunk, []byte("<<<<<<< ")) || bytes.HasPrefix(chunk, []byte(">>>>>>> ")) ||
-			string(bytes.TrimRight(chunk, "\r\n")) == "=======") {
+		if start && (bytes.HasPrefix(chunk, []byte("<<<<<<< ")) || bytes.HasPrefix(chunk, []byte(">>>>>>> "))) {
 			return line, nil
 		}
 		start = len(chunk) > 0 && chunk[len(chunk)-1] == '\n'

@@ -18,7 +18,8 @@ func TestConflictMarker(t *testing.T) {
 	}{
 		{"a\nb\n", 0},
 		{"<<<<<<< HEAD\n", 1},
-		{"a\r\n=======\r\nb\n", 2},
+		{"a\r\n<<<<<<< HEAD\r\nb\n", 2},
+		{"Notes\n=======\n", 0}, // a heading
 		{long + "\n" + long + "\n>>>>>>> other\n", 3},
 		{long + ">>>>>>> other\n", 0},
 		{"a\n" + long + "<<<<<<< HEAD" + "\n", 0},

@@ -312,6 +312,11 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: US-001: title: U+202E is a control character: a title is a line of plain text",
 		},
 		{
+			name: "a check twice",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet", "go test", "go vet"]}]}`,
+			want: "prd.json: US-001: checks[2] repeats checks[0]",
+		},
+		{
 			name: "a check with a NUL byte",
 			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet\u0000"]}]}`,
 			want: `prd.json: US-001: checks[0]: "go vet\x00": a NUL byte cannot be passed to a program`,

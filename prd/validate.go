@@ -103,6 +103,10 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 				// A command ends at a NUL: the check could never run,
 				// and the story would spend its attempts on it.
 				add("%s: checks[%d]: %q: a NUL byte cannot be passed to a program", storyName(i), j, c)
+			case slices.Index(checks, c) < j:
+				// A story's check is named after its command: two of one
+				// command would share a name, and a test count.
+				add("%s: checks[%d] repeats checks[%d]", storyName(i), j, slices.Index(checks, c))
 			}
 		}
 	}
@@ -194,6 +198,17 @@ func (f *File) name(i int) string {
 		return id
 	}
 	return fmt.Sprintf("userStories[%d]", i)
+}
+
+// PlainLine returns s as a line of plain text, as a title or a project's
+// name must be: without the characters controlIn finds.
+func PlainLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if _, bad := controlIn(string(r)); bad {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // controlIn returns the first control character in s (a line break, a tab,

@@ -448,7 +448,7 @@ func (r *run) describe(ae *apiError) string {
 	}
 	// A long error body is cut, not the hint: what to fix is the point.
 	hint := b.String()
-	return oneLine(textcut.OneLine(ae.Error(), max(maxSummary-len(hint), maxSummary/3)) + hint)
+	return textcut.OneLine(ae.Error(), max(maxSummary-len(hint), 40)) + hint
 }
 
 func providerName(api string) string {

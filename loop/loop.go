@@ -227,9 +227,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		default:
 			loaded = sum
 			if t, err := o.reload(); err != nil {
-				o.warn("%s changed but cannot be used, so the previous settings stay: %v", HarnessFile, err)
+				o.warn("%s changed but cannot be used, so the previous settings stay: %v", o.settings(), err)
 			} else {
 				tmpl = t
+				// The settings may name another template: its sum is
+				// the one to compare with from now on.
+				loaded = o.harnessSum()
 			}
 		}
 		f, err := o.loadStories()
@@ -551,6 +554,15 @@ func (o *Options) prdError(err error) error {
 	return &InputError{Err: err}
 }
 
+// settings names the files the loop's settings come from: harness.toml,
+// and the prompt template it names.
+func (o *Options) settings() string {
+	if name := o.Config.PromptTemplateName; name != "" {
+		return HarnessFile + " or " + name
+	}
+	return HarnessFile
+}
+
 // reload applies a changed harness.toml; nothing changes when it is bad.
 func (o *Options) reload() (*templates.Template, error) {
 	cfg, err := o.Reload()
@@ -578,7 +590,7 @@ func (o *Options) reload() (*templates.Template, error) {
 	}
 	o.redactor, o.globs = nil, nil
 	o.Config = cfg
-	o.emit(Event{Event: EventReloaded, Message: HarnessFile + " changed: reloaded"})
+	o.emit(Event{Event: EventReloaded, Message: o.settings() + " changed: reloaded"})
 	return t, nil
 }
 

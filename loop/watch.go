@@ -72,7 +72,9 @@ func (o *Options) fingerprint() []byte {
 	return h.Sum(nil)
 }
 
-// harnessSum sums harness.toml as it is now; nil when it cannot be read.
+// harnessSum sums harness.toml as it is now, and the prompt template it
+// names, part of the settings too; nil when harness.toml cannot be read. A
+// template that cannot be read sums as empty: the reload says why.
 func (o *Options) harnessSum() []byte {
 	buf := o.buffers()
 	data, err := readbuf.ReadFile(buf.now, o.path(HarnessFile))
@@ -80,6 +82,12 @@ func (o *Options) harnessSum() []byte {
 	if err != nil {
 		return nil
 	}
-	sum := sha256.Sum256(data)
-	return sum[:]
+	h := sha256.New()
+	h.Write(data)
+	if name := o.Config.PromptTemplateName; name != "" {
+		tmpl, _ := readbuf.ReadFile(nil, o.path(name))
+		fmt.Fprintf(h, "\x00%d:", len(tmpl))
+		h.Write(tmpl)
+	}
+	return h.Sum(nil)
 }

@@ -116,10 +116,16 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 	if prev != nil {
 		p.Previous = cut(recap(*prev), maxRecent)
 		for _, c := range prev.Checks {
-			if c.Passed || c.Skipped || len(p.Failures) == maxFailures {
+			// Only the failures that count are the agent's to fix: not an
+			// optional check's, nor one as in the story's baseline.
+			if !counts(c) || len(p.Failures) == maxFailures {
 				continue
 			}
-			p.Failures = append(p.Failures, templates.Failure{Name: c.Name, Run: runs[c.Name], Output: cutHead(c.Excerpt, maxFailure)})
+			output := c.Excerpt
+			if c.TimedOut {
+				output = "[the check timed out and was stopped]\n" + output
+			}
+			p.Failures = append(p.Failures, templates.Failure{Name: c.Name, Run: runs[c.Name], Output: cutHead(output, maxFailure)})
 		}
 	}
 	prompt, err := tmpl.Render(p)
@@ -175,6 +181,12 @@ func isAttempt(outcome string) bool {
 }
 
 // recap is a short account of a ledger entry for a prompt.
+// counts reports whether c is a failure that counts against the story: a
+// required check that failed, and not as in the story's baseline.
+func counts(c progress.Check) bool {
+	return !c.Passed && !c.Skipped && !c.Optional && !c.Known
+}
+
 func recap(e progress.Entry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- iteration %d · %s · attempt %d · %s", e.Iteration, e.StoryID, e.Attempt, e.Outcome)
@@ -184,14 +196,26 @@ func recap(e progress.Entry) string {
 	if e.AgentNote != "" {
 		fmt.Fprintf(&b, " · %s", e.AgentNote)
 	}
-	var failed []string
+	var failed, other []string
 	for _, c := range e.Checks {
-		if !c.Passed && !c.Skipped {
-			failed = append(failed, c.Name)
+		name := c.Name
+		if c.TimedOut {
+			name += " (timed out)"
+		}
+		switch {
+		case counts(c):
+			failed = append(failed, name)
+		case c.Known:
+			other = append(other, name+" (as before the story began)")
+		case !c.Passed && !c.Skipped:
+			other = append(other, name+" (optional)")
 		}
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(&b, " · failed checks: %s", strings.Join(failed, ", "))
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(&b, " · failures that do not count: %s", strings.Join(other, ", "))
 	}
 	for _, t := range e.Tampered {
 		fmt.Fprintf(&b, "\n  tampering: %s", t)

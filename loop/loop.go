@@ -1040,11 +1040,13 @@ func knownFailures(cs []progress.Check) []string {
 // that of its last pass, which is most often the iteration before: a
 // check that never reports one is looked for no further back.
 func (it *iteration) fewerTests() []string {
+	// A run counts that decides the verdict: a required check that passed,
+	// or failed as in the story's baseline (which does not count against
+	// it, and so must not let tests go either).
+	counted := func(c progress.Check) bool { return (c.Passed || c.Known) && !c.Optional }
 	want := map[string]bool{}
 	for _, c := range it.entry.Checks {
-		// An optional check does not block done, whether it fails or
-		// runs fewer tests.
-		if c.Passed && !c.Optional {
+		if counted(c) {
 			want[c.Name] = true
 		}
 	}
@@ -1052,24 +1054,37 @@ func (it *iteration) fewerTests() []string {
 		return nil
 	}
 	before := map[string]int{}
+	baseline := func(cs []progress.Check) {
+		for _, c := range cs {
+			if _, seen := before[c.Name]; want[c.Name] && !seen && c.Tests > 0 {
+				before[c.Name] = c.Tests
+			}
+		}
+	}
+	// This iteration's baseline, taken before its agent ran, is the newest
+	// count there is.
+	baseline(it.entry.Baseline)
 	progress.TailFunc(it.o.path(ProgressFile), maxHistoryScan, func(e progress.Entry) bool {
+		// An entry's checks ran after its baseline's: the newest count of
+		// a check is the first found.
 		for _, c := range e.Checks {
 			// A count the ratchet refused is no count to compare with:
 			// the next attempt would pass with the tests it removed.
 			refused := slices.ContainsFunc(e.Tampered, func(t string) bool { return isFewerTests(t, c.Name) })
-			if want[c.Name] && c.Passed && !refused {
+			if want[c.Name] && counted(c) && !refused {
 				if _, seen := before[c.Name]; !seen {
 					before[c.Name] = c.Tests
 				}
 			}
 		}
+		baseline(e.Baseline)
 		return len(before) < len(want)
 	})
 	var found []string
 	for _, c := range it.entry.Checks {
 		n := before[c.Name]
 		switch {
-		case !c.Passed || c.Tests >= n:
+		case !counted(c) || c.Tests >= n:
 		case c.Tests == 0:
 			found = append(found, fmt.Sprintf("check %s ran no test it reported, %d before: %s", c.Name, n, ratchetRule))
 		default:
@@ -1369,7 +1384,7 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		return nil, ctx.Err()
 	}
 	for i, r := range results {
-		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration}
+		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration, Tests: max(r.Tests, 0)}
 		if !r.Passed {
 			// What failed, from the whole output (its secrets redacted),
 			// normalised: what a later run is compared with.

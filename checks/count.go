@@ -19,11 +19,16 @@ var (
 	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)".
 	summaryRE = lazyre.New(`(?i)\b(\d+) (passed|failed|skipped|ignored|errors?|xfailed|xpassed)\b`)
 	totalRE   = lazyre.New(`(?i)^\s*tests:?\s.*?\b(\d+) total\b`)
+	// vitest's "      Tests  1 failed | 2 passed (3)": the total in brackets.
+	vitestRE = lazyre.New(`(?i)^\s*tests\s+.*\b(?:passed|failed|skipped)\b.*\((\d+)\)\s*$`)
+	// pytest -q's summary, without its frame of "=": "1 failed, 2 passed
+	// in 0.12s".
+	quietRE = lazyre.New(`^\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed)\b.* in \d+(?:\.\d+)?s$`)
 )
 
 // testCounter counts the tests a check's output reports, line by line as
 // the output streams past: per-test lines (Go) or the runner's summary
-// (pytest, cargo, jest). Memory is bounded by maxCountLine. It is written
+// (pytest, cargo, jest, vitest). Memory is bounded by maxCountLine. It is written
 // from one goroutine (a check's stdout and stderr share one pipe) and read
 // once the check is over.
 type testCounter struct {
@@ -55,6 +60,10 @@ func (c *testCounter) line(line []byte) {
 			c.summary, _ = strconv.Atoi(string(m[1]))
 			return
 		}
+		if m := vitestRE().FindSubmatch(line); m != nil {
+			c.summary, _ = strconv.Atoi(string(m[1]))
+			return
+		}
 	}
 	if !looksLikeSummary(t) {
 		return
@@ -75,10 +84,11 @@ func (c *testCounter) line(line []byte) {
 }
 
 // looksLikeSummary tells a runner's summary line, trimmed, from any line
-// that says "2 passed": pytest's is framed by "=", cargo's starts "test
-// result:".
+// that says "2 passed": pytest's is framed by "=" (or, with -q, begins with
+// a count and ends with its time), cargo's starts "test result:".
 func looksLikeSummary(t []byte) bool {
-	return bytes.HasPrefix(t, []byte("=")) || bytes.HasPrefix(t, []byte("test result:"))
+	return bytes.HasPrefix(t, []byte("=")) || bytes.HasPrefix(t, []byte("test result:")) ||
+		len(t) > 0 && '0' <= t[0] && t[0] <= '9' && quietRE().Match(t)
 }
 
 // count returns how many tests the output reported, or -1 when it did not

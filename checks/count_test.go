@@ -16,6 +16,11 @@ func TestTestCounter(t *testing.T) {
 		{"cargo", "running 3 tests\ntest result: ok. 3 passed; 0 failed; 1 ignored; 0 measured\n", 4},
 		{"cargo, several binaries", "test result: ok. 3 passed; 0 failed\ntest result: ok. 1 passed; 0 failed\n   Doc-tests x\ntest result: ok. 2 passed; 0 failed\n", 6},
 		{"jest", "Tests:       1 failed, 2 passed, 3 total\n", 3},
+		{"vitest", " Test Files  1 passed (1)\n      Tests  3 passed (3)\n   Start at  10:00:00\n", 3},
+		{"vitest, a failure", "      Tests  1 failed | 2 passed (3)\n", 3},
+		{"pytest -q", "...F\n1 failed, 3 passed in 0.02s\n", 4},
+		{"pytest -q, warnings", "....\n4 passed, 1 warning in 0.10s\n", 4},
+		{"not a runner's time", "build ok\n2 passed the linter in 3s flat\n", -1},
 		{"not a runner", "build ok\n2 passed the linter\n", -1},
 		{"go without -v", "ok  \tpkg\t0.01s\n", -1},
 	}

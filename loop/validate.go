@@ -28,21 +28,36 @@ type Validation struct {
 func Validate(o Options) (Validation, error) {
 	var v Validation
 	var errs []error
+	var unchecked []string // the stories with no check of their own
+	read := false
 	if f, err := o.loadStories(); err != nil {
 		errs = append(errs, err)
 	} else {
-		v.Stories = len(f.Stories)
+		v.Stories, read = len(f.Stories), true
 		for _, s := range f.Stories {
 			if s.Passes && (s.Blocked != "" || s.Failed != "") {
 				v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s passes but is also marked blocked or failed", PRDFile, s.ID))
+			}
+			if len(s.Checks) == 0 {
+				unchecked = append(unchecked, s.ID)
 			}
 		}
 	}
 	if _, err := o.template(); err != nil {
 		errs = append(errs, err)
 	}
-	if len(o.Config.Checks) == 0 {
+	switch {
+	case len(o.Config.Checks) > 0 || read && len(unchecked) == 0:
+	case !read || len(unchecked) == v.Stories:
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: no [[checks]]: the judge can only take the agent's word", HarnessFile))
+	default:
+		// Stories with checks of their own are judged by them.
+		names := unchecked
+		if len(names) > 5 {
+			names = append(names[:5:5], "…")
+		}
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: no [[checks]]: for the stories with no checks of their own (%s), the judge can only take the agent's word",
+			HarnessFile, strings.Join(names, ", ")))
 	}
 	file, _, err := readbuf.OpenFile(o.path(ProgressFile))
 	switch {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/glob"
@@ -372,16 +373,16 @@ func (t *tools) readFile(_ context.Context, raw json.RawMessage) (string, error)
 	}
 	// Opened without waiting (a named pipe would hold the open until
 	// something wrote to it), and read only when it is a file.
-	f, err := readbuf.Open(p)
-	if err != nil {
+	f, _, err := readbuf.OpenFile(p)
+	switch {
+	case errors.Is(err, syscall.EISDIR):
+		return "", fmt.Errorf("%s is a directory: use list_files", args.Path)
+	case errors.Is(err, readbuf.ErrNotRegular):
+		return "", notFile(args.Path)
+	case err != nil:
 		return "", fmt.Errorf("%s: %v", args.Path, why(err))
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return "", fmt.Errorf("%s is a directory: use list_files", args.Path)
-	} else if err == nil && !fi.Mode().IsRegular() {
-		return "", notFile(args.Path)
-	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(8 << 10); bytes.IndexByte(head, 0) >= 0 {
 		return "", fmt.Errorf("%s is a binary file", args.Path)

@@ -107,31 +107,26 @@ func Validate(o Options) (Validation, error) {
 // entry, and whether a running loop has it (else the next `ralph loop`
 // closes it, or stops for a person first: see resumeInFlight).
 func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
-	what := fmt.Sprintf("%s: iteration %d (%s) started", ProgressFile, m.Iteration, m.StoryID)
+	what, them, next := "started", "it", "records it as interrupted"
 	if !m.Recorded() {
-		what = fmt.Sprintf("%s: iteration %d (%s) started its baseline checks", ProgressFile, m.Iteration, m.StoryID)
+		what, them, next = "started its baseline checks", "them", "drops it (the next iteration takes its number)"
 	}
-	held, err := progress.Held(o.path(ProgressFile))
-	switch {
-	case err != nil && !m.Recorded():
-		return what + " and has no entry: a ralph loop is running them, or was stopped, and the next `ralph loop` drops it (the next iteration takes its number)", false
+	what = fmt.Sprintf("%s: iteration %d (%s) %s", ProgressFile, m.Iteration, m.StoryID, what)
+	switch held, err := progress.Held(o.path(ProgressFile)); {
 	case err != nil:
-		return what + " and has no entry: a ralph loop is running it, or was stopped, and the next `ralph loop` records it as interrupted", false
-	case held && !m.Recorded():
-		return what + ": the ralph loop running in " + o.Dir + " is running them", true
+		return what + " and has no entry: a ralph loop is running " + them + ", or was stopped, and the next `ralph loop` " + next, false
 	case held:
-		return what + ": the ralph loop running in " + o.Dir + " is running it", true
-	case !m.Recorded():
-		return what + " and has no entry: ralph was stopped during them, and the next `ralph loop` drops it (the next iteration takes its number)", false
+		return what + ": the ralph loop running in " + o.Dir + " is running " + them, true
 	}
-	changed, err := o.changedSince(context.Background(), m)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%s and has no entry: ralph was stopped during it, and the next `ralph loop` stops before recording it: %v", what, err), false
-	case len(changed) > 0:
-		return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what the agent changed, and files it guards are not as they were when the agent began: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, strings.Join(changed, ", ")), false
+	if m.Recorded() {
+		switch changed, err := o.changedSince(context.Background(), m); {
+		case err != nil:
+			return fmt.Sprintf("%s and has no entry: ralph was stopped during it, and the next `ralph loop` stops before recording it: %v", what, err), false
+		case len(changed) > 0:
+			return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what the agent changed, and files it guards are not as they were when the agent began: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, strings.Join(changed, ", ")), false
+		}
 	}
-	return what + " and has no entry: ralph was stopped during it, and the next `ralph loop` records it as interrupted", false
+	return what + " and has no entry: ralph was stopped during " + them + ", and the next `ralph loop` " + next, false
 }
 
 // conflictMarker returns the number of the first line of the file at path

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -66,9 +65,11 @@ func Validate(o Options) (Validation, error) {
 	case err != nil:
 		errs = append(errs, err)
 	default:
-		// Counted as they are read: a long ledger is not held whole.
+		// Counted as they are read: a long ledger is not held whole, nor
+		// read twice for the conflict's markers.
 		entries := 0
-		head, torn, err := progress.Scan(file, func(progress.Entry) error {
+		conflict := &conflictWatch{line: 1}
+		head, torn, err := progress.Scan(io.TeeReader(file, conflict), func(progress.Entry) error {
 			entries++
 			return nil
 		})
@@ -80,11 +81,8 @@ func Validate(o Options) (Validation, error) {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the head (the notes before the ledger) is %d bytes: only its first %d reach the agent's prompt", ProgressFile, len(head), maxHead))
 		}
 		v.Entries, v.Torn = entries, torn
-		switch line, err := conflictMarker(o.path(ProgressFile)); {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("read %s: %w", ProgressFile, err))
-		case line > 0:
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s:%d: a merge conflict's marker: the entries around it may be torn or twice; resolve the conflict (keep both sides' entries, in order)", ProgressFile, line))
+		if conflict.found > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s:%d: a merge conflict's marker: the entries around it may be torn or twice; resolve the conflict (keep both sides' entries, in order)", ProgressFile, conflict.found))
 		}
 		if torn > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s skipped (an append was cut short)", ProgressFile, plural.Of(torn, "1 torn ledger entry", "%d torn ledger entries")))
@@ -129,34 +127,35 @@ func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 	return what + " and has no entry: ralph was stopped during " + them + ", and the next `ralph loop` " + next, false
 }
 
-// conflictMarker returns the number of the first line of the file at path
-// that is a marker git leaves around a conflict it could not merge
-// ("<<<<<<< ", ">>>>>>> "; not "=======", which a heading of the notes
-// may be), or 0. A ledger merged from two branches reads without an error,
-// entries torn or not.
-func conflictMarker(path string) (int, error) {
-	f, _, err := readbuf.OpenFile(path)
-	if err != nil {
-		return 0, err
+// conflictWatch finds, in what is written to it, the first line that is a
+// marker git leaves around a conflict it could not merge ("<<<<<<< ",
+// ">>>>>>> "; not "=======", which a heading of the notes may be). A
+// ledger merged from two branches reads without an error, entries torn or
+// not.
+type conflictWatch struct {
+	line  int    // the number of the line being written, from 1
+	start []byte // its first bytes, as many as a marker has
+	found int    // the first marker's line; 0 while none is
+}
+
+func (w *conflictWatch) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && w.found == 0 {
+		end := bytes.IndexByte(p, '\n')
+		rest := p
+		if end >= 0 {
+			rest = p[:end]
+		}
+		if k := len("<<<<<<< ") - len(w.start); k > 0 {
+			w.start = append(w.start, rest[:min(k, len(rest))]...)
+			if s := string(w.start); s == "<<<<<<< " || s == ">>>>>>> " {
+				w.found = w.line
+			}
+		}
+		if end < 0 {
+			break
+		}
+		w.line, w.start, p = w.line+1, w.start[:0], p[end+1:]
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	line, start := 1, true // start: at the start of a line
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if start && (bytes.HasPrefix(chunk, []byte("<<<<<<< ")) || bytes.HasPrefix(chunk, []byte(">>>>>>> "))) {
-			return line, nil
-		}
-		start = len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
-		if start {
-			line++
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-		case errors.Is(err, io.EOF):
-			return 0, nil
-		case err != nil:
-			return 0, err
-		}
-	}
+	return n, nil
 }

@@ -1,8 +1,7 @@
 package loop
 
 import (
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,13 +24,17 @@ func TestConflictMarker(t *testing.T) {
 		{"a\n" + long + "<<<<<<< HEAD" + "\n", 0},
 		{"x =======\n", 0},
 	} {
-		path := filepath.Join(t.TempDir(), "progress.txt")
-		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
-			t.Fatal(err)
+		// Written in pieces, as a reader hands them on.
+		w := &conflictWatch{line: 1}
+		for piece := range slices.Chunk([]byte(c.text), 5000) {
+			w.Write(piece)
 		}
-		got, err := conflictMarker(path)
-		if err != nil || got != c.want {
-			t.Errorf("conflictMarker(%.20q…) = %d, %v; want %d", c.text, got, err, c.want)
+		small := &conflictWatch{line: 1}
+		for piece := range slices.Chunk([]byte(c.text), 3) {
+			small.Write(piece)
+		}
+		if w.found != c.want || small.found != c.want {
+			t.Errorf("conflictWatch(%.20q…) found line %d (in small pieces %d), want %d", c.text, w.found, small.found, c.want)
 		}
 	}
 }

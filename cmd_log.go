@@ -113,12 +113,15 @@ last 10 entries; -n 0 shows only new ones.`,
 func eachEntry(path string, n int, fn func(progress.Entry) error) error {
 	if n >= 0 {
 		entries, err := progress.Tail(path, n)
+		if err != nil {
+			return err
+		}
 		for _, e := range entries {
-			if err == nil {
-				err = fn(e)
+			if err := fn(e); err != nil {
+				return err
 			}
 		}
-		return err
+		return nil
 	}
 	f, _, err := readbuf.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {

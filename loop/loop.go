@@ -1033,12 +1033,13 @@ func knownFailures(cs []progress.Check) []string {
 	return names
 }
 
-// fewerTests is the other half of the test ratchet: a check that reports
-// how many tests it ran may not pass with fewer than it last passed with,
-// nor pass reporting none (code that ends the test binary before its
-// tests, say) when it last reported some. The count it is compared with is
-// that of its last pass, which is most often the iteration before: a
-// check that never reports one is looked for no further back.
+// fewerTests is the other half of the test ratchet: a required check that
+// reports how many tests it ran may not pass, or fail as in the story's
+// baseline, with fewer than its last such run, or its baseline, reported,
+// nor reporting none (code that ends the test binary before its tests,
+// say) when that one reported some. The count it is compared with is most
+// often the iteration before's: a check that never reports one is looked
+// for no further back than maxHistoryScan.
 func (it *iteration) fewerTests() []string {
 	// A run counts that decides the verdict: a required check that passed,
 	// or failed as in the story's baseline (which does not count against
@@ -1180,11 +1181,7 @@ func storyCheckName(storyID, run string) string {
 // check's name (see storyCheckName), which no check of harness.toml may take.
 func IsStoryCheckName(name string) bool {
 	id, sum, ok := strings.Cut(name, "#")
-	if !ok || id == "" || len(sum) != 6 {
-		return false
-	}
-	_, err := hex.DecodeString(sum)
-	return err == nil && strings.ToLower(sum) == sum
+	return ok && id != "" && len(sum) == 6 && strings.Trim(sum, "0123456789abcdef") == ""
 }
 
 // problem records an iteration cut short by the agent's service and says
@@ -1321,11 +1318,11 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 }
 
 // begin appends the marker m, with the digests of the guard's snapshot,
-// which it returns (see guardedSums): all of the snapshot is taken before the marker
-// but for progress.txt's copy, taken after it, so that the marker is no
-// change. tests is takeSnapshot's. When the snapshot fails (snapErr), the
-// marker is appended all the same, without digests; err is the append's
-// failure.
+// which it returns (see guardedSums). All of the snapshot is taken before
+// the marker but for progress.txt's copy, taken after it, so that the
+// marker is no change. tests is takeSnapshot's. When the snapshot fails
+// (snapErr), the marker is appended all the same, without digests; err is
+// the append's failure.
 func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, tests bool) (s snapshot, snapErr, err error) {
 	s, snapErr = takeWatched(ctx, it.o, tests)
 	// The marker of baseline checks keeps none: a ralph interrupted

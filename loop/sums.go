@@ -129,9 +129,8 @@ func (o *Options) guardedNow(ctx context.Context, running string) ([]progress.Su
 
 // changedSince names what the guard watches that is not as m's marker
 // recorded it: changed, gone (or unreadable), or a protected file that is
-// new. A marker
-// that recorded nothing (one written before ralph kept digests, or before
-// its snapshot failed) finds nothing.
+// new. A marker that recorded nothing (one written before ralph kept
+// digests, or before its snapshot failed) finds nothing.
 func (o *Options) changedSince(ctx context.Context, m *progress.Mark) ([]string, error) {
 	if len(m.Guarded) == 0 {
 		return nil, nil

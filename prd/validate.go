@@ -204,7 +204,7 @@ func (f *File) name(i int) string {
 // name must be: without the characters controlIn finds.
 func PlainLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if _, bad := controlIn(string(r)); bad {
+		if isControl(r) {
 			return -1
 		}
 		return r
@@ -217,12 +217,17 @@ func PlainLine(s string) string {
 // terminal.
 func controlIn(s string) (rune, bool) {
 	for _, r := range s {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
-			'\u202A' <= r && r <= '\u202E' || '\u2066' <= r && r <= '\u2069' {
+		if isControl(r) {
 			return r, true
 		}
 	}
 	return 0, false
+}
+
+// isControl reports whether r is a character controlIn finds.
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
+		'\u202A' <= r && r <= '\u202E' || '\u2066' <= r && r <= '\u2069'
 }
 
 // CheckID says what is wrong with id as a story's id, or nil: it must be

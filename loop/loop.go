@@ -600,10 +600,13 @@ func (o *Options) template() (*templates.Template, error) {
 	}
 	t, err := templates.Parse(o.Config.PromptTemplateName, o.Config.PromptTemplate)
 	if err == nil {
-		var sample string
-		sample, err = t.Sample()
-		if err == nil && ParseClaim(sample) != (Claim{}) {
-			err = errors.New("the prompt ends with a reply tag: an agent that echoes its prompt would claim it; end the template with something else")
+		var samples []string
+		samples, err = t.Samples()
+		for _, s := range samples {
+			if ParseClaim(s) != (Claim{}) {
+				err = errors.New("the prompt ends with a reply tag: an agent that echoes its prompt would claim it; end the template with something else")
+				break
+			}
 		}
 	}
 	if err != nil {
@@ -677,7 +680,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	it.prev = prev
 	if err != nil {
 		unlock()
-		return err
+		return fmt.Errorf("iteration %d (%s) did not begin: %w", number, story.ID, err)
 	}
 	// Said once the iteration has begun (its first marker), and not under
 	// prd.json's lock: a reader of ralph's output that stalls it must not

@@ -129,6 +129,12 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		}
 	}
 	prompt, err := tmpl.Render(p)
+	if err != nil && o.Config.PromptTemplateName != "" {
+		// The project's template rendered on every sample (see
+		// Options.template), yet fails on this data: the file is the
+		// problem, as it would have been before the first iteration.
+		return "", nil, &InputError{Err: fmt.Errorf("%s: %w", o.Config.PromptTemplateName, err)}
+	}
 	// An agent that echoes its prompt must not claim what the prompt ends
 	// with. A template whose own end is a reply tag is refused (see
 	// Options.template); one that ends with the story's text (its

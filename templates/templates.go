@@ -94,27 +94,48 @@ func Parse(name, text string) (*Template, error) {
 	return &Template{t: t}, nil
 }
 
-// Sample renders the template once with data in every field, so that a
-// mistake such as an unknown field is found before the first iteration
-// rather than in the middle of a run.
-func (t *Template) Sample() (string, error) {
-	return t.Render(Prompt{
-		Project:     "project",
-		Description: "description",
-		Story: Story{
-			ID: "US-001", Title: "title", Description: "description",
-			AcceptanceCriteria: []string{"criterion"}, Notes: "notes",
-			Answers: []Answer{{Question: "question", Answer: "answer"}},
-		},
-		Iteration: 1, Attempt: 1, MaxAttempts: 1,
-		Checks:    []Check{{Name: "test", Run: "true", Required: true}},
-		Failures:  []Failure{{Name: "test", Run: "true", Output: "output"}},
-		Previous:  "previous",
-		Head:      "head",
-		Recent:    []string{"recent"},
-		Commit:    true,
-		Protected: []string{"LICENSE"},
-	})
+// Samples renders the template with data of each shape a prompt's data
+// takes, so that a mistake is found before the first iteration rather than
+// in the middle of a run: an unknown field, or an index into a list that a
+// first iteration has empty ({{index .Recent 0}}). It returns the prompts.
+func (t *Template) Samples() ([]string, error) {
+	samples := []struct {
+		name string
+		p    Prompt
+	}{
+		// A first iteration's: no previous attempt, no ledger, no checks,
+		// nothing optional.
+		{"a first iteration's data (empty lists and fields)", Prompt{
+			Story:     Story{ID: "US-001", Title: "title"},
+			Iteration: 1, Attempt: 1, MaxAttempts: 1,
+		}},
+		{"data in every field (one item in each list)", Prompt{
+			Project:     "project",
+			Description: "description",
+			Story: Story{
+				ID: "US-001", Title: "title", Description: "description",
+				AcceptanceCriteria: []string{"criterion"}, Notes: "notes",
+				Answers: []Answer{{Question: "question", Answer: "answer"}},
+			},
+			Iteration: 2, Attempt: 2, MaxAttempts: 2,
+			Checks:    []Check{{Name: "test", Run: "true", Required: true}},
+			Failures:  []Failure{{Name: "test", Run: "true", Output: "output"}},
+			Previous:  "previous",
+			Head:      "head",
+			Recent:    []string{"recent"},
+			Commit:    true,
+			Protected: []string{"LICENSE"},
+		}},
+	}
+	var out []string
+	for _, s := range samples {
+		var b strings.Builder
+		if err := t.t.Execute(&b, s.p); err != nil {
+			return nil, fmt.Errorf("render prompt template with %s: %w", s.name, err)
+		}
+		out = append(out, b.String())
+	}
+	return out, nil
 }
 
 // Render executes the template with p.

@@ -81,3 +81,30 @@ func TestParseErrors(t *testing.T) {
 		t.Errorf("unknown field error = %v", err)
 	}
 }
+
+// Samples finds what fails on a prompt of any shape, the first iteration's
+// empty lists among them, and passes what renders on every one.
+func TestSamples(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		ok   bool
+	}{
+		{defaultPrompt, true},
+		{"{{.Story.ID}} {{range .Recent}}{{.}}{{end}}", true},
+		{"{{with .Failures}}{{(index . 0).Name}}{{end}}", true},
+		{"{{index .Recent 0}}", false},
+		{"{{index .Story.AcceptanceCriteria 0}}", false},
+		{"{{(index .Checks 0).Name}}", false},
+		{"{{if .Recent}}{{index .Recent 1}}{{end}}", false},
+		{"{{if .Previous}}{{.Story.Assignee}}{{end}}", false},
+	} {
+		tmpl, err := Parse("my.tmpl", tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tmpl.Samples()
+		if got := err == nil; got != tc.ok {
+			t.Errorf("Samples of %.40q: error %v, want ok %v", tc.text, err, tc.ok)
+		}
+	}
+}

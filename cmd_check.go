@@ -27,7 +27,7 @@ func checkCommand(e env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: stopsOnSignal(withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
-			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Quiet: true, Now: e.now}, c.String("story"))
+			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Err: c.App.ErrWriter, Quiet: true, Now: e.now}, c.String("story"))
 			if c.Context.Err() != nil {
 				// The checks were stopped, not failed: no verdict to print.
 				return &loop.StopError{Kind: loop.InterruptedStop, Reason: "interrupted: the checks were stopped before they ended"}

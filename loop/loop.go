@@ -1538,7 +1538,8 @@ func (it *iteration) appendEntry() error {
 }
 
 // Checks runs the harness's checks now, as an iteration would, followed by
-// the checks of the story storyID when it is not empty.
+// the checks of the story storyID when it is not empty. Warnings go to
+// o.Err.
 func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, error) {
 	var story *prd.Story
 	if storyID != "" {
@@ -1550,5 +1551,13 @@ func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, er
 			return nil, &InputError{Err: fmt.Errorf("%s: no story %q", PRDFile, storyID)}
 		}
 	}
-	return checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions(0, storyID)), nil
+	// What a check leaves running out of its process group is killed when
+	// the checks end, as in an iteration: it would otherwise run on after
+	// the command is done.
+	if err := proc.Adopt(); err != nil {
+		o.warn("%v: what a check leaves running out of its process group is not killed", err)
+	}
+	results := checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions(0, storyID))
+	o.killOrphans(byChecks)
+	return results, nil
 }

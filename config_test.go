@@ -2,12 +2,14 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/templates"
 )
 
 func TestParseHarness(t *testing.T) {
@@ -186,6 +188,74 @@ func TestREADMEPresets(t *testing.T) {
 			t.Errorf("preset %s runs %q (prompt as argument: %v); README.md says %q%s", name, got, p.PromptArg, command, r[3])
 		}
 	}
+}
+
+// TestREADMETemplateFields checks that the README's table of a prompt
+// template's fields has every field of templates.Prompt, and of its Story,
+// with its type, and no other.
+func TestREADMETemplateFields(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n### harness.toml\n")
+	section, _, _ = strings.Cut(section, "\n### ")
+	row := regexp.MustCompile("(?m)^\\| (`\\.[^|]*) \\| ([^|]+) \\|")
+	documented := map[string]string{} // field → type
+	for _, r := range row.FindAllStringSubmatch(section, -1) {
+		for _, name := range strings.Split(r[1], ", ") {
+			documented[strings.Trim(name, "`")] = r[2]
+		}
+	}
+	want := map[string]string{}
+	var fields func(prefix string, typ reflect.Type)
+	fields = func(prefix string, typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Type.Kind() == reflect.Struct {
+				fields(prefix+"."+f.Name, f.Type)
+				continue
+			}
+			want[prefix+"."+f.Name] = typeName(f.Type)
+		}
+	}
+	fields("", reflect.TypeFor[templates.Prompt]())
+	for name, typ := range want {
+		if got, ok := documented[name]; !ok {
+			t.Errorf("README.md does not list the template field %s", name)
+		} else if got != typ {
+			t.Errorf("README.md gives the template field %s the type %q, want %q", name, got, typ)
+		}
+	}
+	for name := range documented {
+		if _, ok := want[name]; !ok {
+			t.Errorf("README.md lists the template field %s, which templates.Prompt does not have", name)
+		}
+	}
+}
+
+// typeName writes a template field's type as the README does: a list of
+// structs as []{Name, Run string; Required bool}.
+func typeName(typ reflect.Type) string {
+	if typ.Kind() != reflect.Slice || typ.Elem().Kind() != reflect.Struct {
+		return typ.String()
+	}
+	var b strings.Builder
+	b.WriteString("[]{")
+	elem := typ.Elem()
+	for i := range elem.NumField() {
+		f := elem.Field(i)
+		b.WriteString(f.Name)
+		switch {
+		case i == elem.NumField()-1:
+			b.WriteString(" " + f.Type.String() + "}")
+		case elem.Field(i+1).Type != f.Type:
+			b.WriteString(" " + f.Type.String() + "; ")
+		default:
+			b.WriteString(", ")
+		}
+	}
+	return b.String()
 }
 
 // TestOneErrorPerValue: a count that must be 1 or more, given a negative

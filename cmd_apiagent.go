@@ -67,12 +67,12 @@ func apiAgentCommand(e env) *cli.Command {
 			})
 			switch {
 			case errors.Is(err, api.ErrInterrupted):
-				return fmt.Errorf("api agent: %w", context.Canceled)
+				return &apiAgentError{context.Canceled}
 			case err != nil:
-				return fmt.Errorf("api agent: %w", err)
+				return &apiAgentError{err}
 			case code != 0:
 				// The result event on stdout says what happened.
-				return errAPIAgentFailed
+				return &apiAgentError{errAPIAgentFailed}
 			}
 			return nil
 		})),
@@ -81,4 +81,13 @@ func apiAgentCommand(e env) *cli.Command {
 
 // errAPIAgentFailed is the API agent's exit status 1: its run ended
 // without the model finishing, as its result event says.
-var errAPIAgentFailed = errors.New("api agent: the run ended before the model finished (its result says why)")
+var errAPIAgentFailed = errors.New("the run ended before the model finished (its result says why)")
+
+// apiAgentError is how the API agent's run ended, said on its stderr as
+// "ralph api-agent: error: …". Its stderr is the agent's output in the
+// loop's, where "ralph: error:" would read as the loop's own end while the
+// loop goes on.
+type apiAgentError struct{ err error }
+
+func (e *apiAgentError) Error() string { return e.err.Error() }
+func (e *apiAgentError) Unwrap() error { return e.err }

@@ -261,8 +261,13 @@ func report(stderr io.Writer, err error) {
 	// reason, a question; a hint, a path.
 	secrets := redact.New(os.Environ())
 	var stopped *loop.StopError
-	if errors.As(err, &stopped) {
+	var apiAgent *apiAgentError
+	switch {
+	case errors.As(err, &stopped):
 		fmt.Fprintf(stderr, "ralph: stopped: %s\n", secrets.String(stopped.Reason))
+		return
+	case errors.As(err, &apiAgent):
+		fmt.Fprintf(stderr, "ralph api-agent: error: %s\n", secrets.String(err.Error()))
 		return
 	}
 	fmt.Fprintf(stderr, "ralph: error: %s\n", secrets.String(err.Error()))

@@ -129,7 +129,20 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 func signalContext(parent context.Context, first func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A stop ralph was started ignoring stays ignored: under nohup it
+	// outlives the terminal, and as a background job of a script (which
+	// ignores Ctrl-C for it) it goes on when Ctrl-C stops the script. Such
+	// a signal is caught and dropped rather than left ignored, which the
+	// agent would inherit: the agent must still stop on the SIGINT of
+	// ralph's own stop.
+	dropped := make(chan os.Signal, 1) // never read: Notify drops what does not fit
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if signal.Ignored(sig) {
+			signal.Notify(dropped, sig)
+		} else {
+			signal.Notify(sigs, sig)
+		}
+	}
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
 	// ralph as a first signal does, not at once, mid-iteration, as it would
 	// a program that leaves SIGPIPE alone; every such write after it raises
@@ -158,6 +171,7 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
+		signal.Stop(dropped)
 		signal.Stop(pipes)
 		close(done)
 		cancel()

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +32,24 @@ func TestMain(m *testing.M) {
 		"ralph": func() {
 			os.Exit(run(os.Args, os.Stdout, os.Stderr, env{now: testClock, jitter: noJitter}))
 		},
-		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+		"fakeagent":     func() { os.Exit(fakeagent.Main()) },
+		"interruptible": func() { os.Exit(interruptible(os.Args[1:])) },
 	})
+}
+
+// interruptible runs a command with SIGINT and SIGHUP at their defaults, as
+// a program started from a terminal has them: a script's `kill -INT` then
+// stands for a person's Ctrl-C. sh starts a background job with SIGINT
+// ignored, and ralph keeps a stop it was started ignoring.
+func interruptible(args []string) int {
+	// A caught signal is at its default in the program exec'd.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGHUP)
+	path, err := exec.LookPath(args[0])
+	if err == nil {
+		err = syscall.Exec(path, args, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "interruptible: %v\n", err)
+	return 1
 }
 
 func TestScripts(t *testing.T) {

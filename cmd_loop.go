@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -88,10 +90,13 @@ func loopAction(c *cli.Context, e env) error {
 			}
 			max = 1
 		}
+		// The loop goes on when its output fails (the ledger has it
+		// all), and says so at its end.
+		out := &stickyWriter{w: c.App.Writer}
 		o := loop.Options{
 			Dir:           dir,
 			Config:        cfg,
-			Out:           c.App.Writer,
+			Out:           out,
 			Err:           c.App.ErrWriter,
 			Quiet:         c.Bool("quiet"),
 			MaxIterations: max,
@@ -118,7 +123,17 @@ func loopAction(c *cli.Context, e env) error {
 				o.Err = view.writer(o.Err)
 			}
 		}
-		return loop.Run(c.Context, o)
+		err := loop.Run(c.Context, o)
+		// A reader that closed the pipe stopped the loop (see
+		// stopsOnSignal): the output it did not want is no loss.
+		if werr := out.Err(); werr != nil && !errors.Is(werr, syscall.EPIPE) {
+			if err == nil {
+				// A script must not take lost output for a clean run.
+				return fmt.Errorf("ralph's output could not be written: %w; the loop ran to its end, and %s has every iteration", werr, progressFile)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "ralph: warning: ralph's output could not be written: %v\n", werr)
+		}
+		return err
 	})(c)
 }
 

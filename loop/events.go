@@ -72,7 +72,8 @@ func (o *Options) emit(ev Event) {
 		}
 		// One line each, without HTML escaping, as ralph's other --json
 		// output (package main's printJSON).
-		// An Event always marshals; a failing Out is not the loop's to stop.
+		// An Event always marshals; a failing Out is not the loop's to stop
+		// (`ralph loop` says at its end that its output was lost).
 		enc := json.NewEncoder(o.Out)
 		enc.SetEscapeHTML(false)
 		enc.Encode(ev)

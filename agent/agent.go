@@ -195,6 +195,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if errors.Is(err, exec.ErrNotFound) {
 			return res, &NotFoundError{Program: prog, Err: err}
 		}
+		// A stop that came as the agent was starting kept it from
+		// starting: nothing failed.
+		if ctx.Err() != nil {
+			res.Stopped = StoppedInterrupted
+			return res, nil
+		}
 		return res, fmt.Errorf("run agent: %w", err)
 	}
 

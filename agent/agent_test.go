@@ -231,6 +231,28 @@ func TestInterrupted(t *testing.T) {
 	if err != nil || res.Stopped != StoppedInterrupted || res.ExitCode != -1 {
 		t.Errorf("Run with a cancelled ctx = %+v, %v; want stopped %q, exit -1, nil", res, err, StoppedInterrupted)
 	}
+
+	// Cancelled as it was starting, after Run's first look: the start
+	// fails, and that is no error either.
+	res, err = Run(&cancelledAfterFirstLook{Context: ctx}, script("echo never"))
+	if err != nil || res.Stopped != StoppedInterrupted || res.ExitCode != -1 {
+		t.Errorf("Run cancelled as the agent starts = %+v, %v; want stopped %q, exit -1, nil", res, err, StoppedInterrupted)
+	}
+}
+
+// cancelledAfterFirstLook is a cancelled context whose Err says nil the
+// first time it is asked: a stop that comes just after Run looked.
+type cancelledAfterFirstLook struct {
+	context.Context
+	looked bool
+}
+
+func (c *cancelledAfterFirstLook) Err() error {
+	if !c.looked {
+		c.looked = true
+		return nil
+	}
+	return c.Context.Err()
 }
 
 // readyWriter closes ready on the first write.

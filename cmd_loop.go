@@ -26,7 +26,7 @@ result, records it in prd.json and progress.txt, and commits (in a git work
 tree, with git.commit). Stop it at any time; run it again to resume.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "once", Usage: "run one iteration, then stop"},
-			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation"},
+			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation (0: no bound of its own)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt of the next iteration and stop, touching nothing"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "when nothing can run, wait for prd.json or harness.toml to change instead of exiting"},
@@ -42,7 +42,7 @@ tree, with git.commit). Stop it at any time; run it again to resume.`,
 		},
 		Action: stopsOnSignal(func(c *cli.Context) error {
 			err := loopAction(c, e)
-			if c.Bool("json") && !c.Bool("dry-run") {
+			if c.Bool("json") {
 				// Whatever stopped it, bad input included: a script reads
 				// the exit code from the last line.
 				stopped(c, e.now, err)
@@ -108,18 +108,23 @@ func loopAction(c *cli.Context, e env) error {
 			Reload:        func() (loop.Config, error) { return loadHarness(dir) },
 		}
 		if c.Bool("dry-run") {
+			if o.JSON {
+				// The prompt is text: it would break the stream of
+				// events, whose last line says how the loop ended.
+				return usageErrorf("--dry-run prints the prompt, not events: leave out --json")
+			}
 			return printPrompt(c, o)
 		}
 		// On a terminal, a status line stays under the output; into a
 		// pipe or a file, the lines are plain.
-		if !o.JSON && fileOf(c.App.Writer) == os.Stdout && isTerminal(os.Stdout) {
+		if !o.JSON && fileOf(c.App.Writer) == os.Stdout && canDraw(os.Stdout) {
 			view := newLiveView(c.App.Writer, terminalWidth(os.Stdout), os.Getenv("NO_COLOR") == "")
 			defer view.close()
 			o.Out, o.OnEvent = view.writer(o.Out), view.event
 			// stderr goes through the view only when it is a terminal
 			// too (the same one, in practice): into a file or a pipe,
 			// it cannot disturb the screen.
-			if fileOf(c.App.ErrWriter) == os.Stderr && isTerminal(os.Stderr) {
+			if fileOf(c.App.ErrWriter) == os.Stderr && canDraw(os.Stderr) {
 				o.Err = view.writer(o.Err)
 			}
 		}

@@ -268,6 +268,13 @@ func isTerminal(f *os.File) bool {
 	return ok
 }
 
+// canDraw reports whether f is a terminal the status line can be drawn on:
+// one whose TERM says it cannot move the cursor (dumb, as in an editor's
+// shell buffer) gets plain lines, as a pipe does.
+func canDraw(f *os.File) bool {
+	return isTerminal(f) && os.Getenv("TERM") != "dumb"
+}
+
 // terminalWidth returns the width of the terminal on f, or 80.
 func terminalWidth(f *os.File) func() int {
 	return func() int {

@@ -35,7 +35,7 @@ type Event struct {
 	CostUSD      *float64   `json:"costUSD,omitempty"`
 	Until        *time.Time `json:"until,omitempty"`
 	Message      string     `json:"message,omitempty"`
-	Stories      int        `json:"stories,omitempty"`
+	Stories      *int       `json:"stories,omitempty"`
 	Tokens       int64      `json:"tokens,omitempty"`
 	Passing      *int       `json:"passing,omitempty"`
 }

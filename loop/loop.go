@@ -162,7 +162,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if f, err := o.loadPRD(); err == nil {
-		ev := Event{Event: EventLoopStarted, Stories: len(f.Stories), Passing: ptr(countPassing(f)),
+		ev := Event{Event: EventLoopStarted, Stories: ptr(len(f.Stories)), Passing: ptr(countPassing(f)),
 			Iteration: totals.Iterations, Tokens: totals.Tokens}
 		if totals.CostUSD > 0 {
 			ev.CostUSD = ptr(totals.CostUSD)
@@ -302,7 +302,7 @@ func Run(ctx context.Context, o Options) (err error) {
 // (nil when every story passes).
 func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error) {
 	if f.Done() {
-		o.emit(Event{Event: EventAllPass, Stories: len(f.Stories), Passing: ptr(len(f.Stories)),
+		o.emit(Event{Event: EventAllPass, Stories: ptr(len(f.Stories)), Passing: ptr(len(f.Stories)),
 			Message: plural.Of(len(f.Stories), "the story passes", "all %d stories pass")})
 		return nil, nil
 	}

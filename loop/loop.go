@@ -127,9 +127,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
 		return err
 	}
-	if err := proc.Adopt(); err != nil {
-		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
-	}
 	ledger, err := progress.Open(o.path(ProgressFile))
 	if err != nil {
 		if errors.Is(err, progress.ErrLocked) {
@@ -153,10 +150,8 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = fmt.Errorf("%w (the loop had stopped: %v)", serr, err)
 		}
 	}()
-	if err := o.recover(ctx, ledger); err != nil {
-		return err
-	}
-
+	// Said first, before what resuming finds (an iteration a stopped
+	// ralph left open is judged then): the files as this loop found them.
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
 		return err
@@ -168,6 +163,15 @@ func Run(ctx context.Context, o Options) (err error) {
 			ev.CostUSD = ptr(totals.CostUSD)
 		}
 		o.emit(ev)
+	}
+	if err := proc.Adopt(); err != nil {
+		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
+	}
+	if err := o.recover(ctx, ledger); err != nil {
+		return err
+	}
+	if totals, err = lastTotals(o.path(ProgressFile)); err != nil {
+		return err
 	}
 	// git.commit is read again in every iteration: a hot reload may
 	// change it.

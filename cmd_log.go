@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/loop"
 	"github.com/ralph-harness/ralph/progress"
@@ -37,7 +38,8 @@ note, and the first line of its summary. --full prints the entries as
 progress.txt has them; --json prints one JSON object per entry (JSON Lines).
 
 -f keeps printing entries as the loop appends them, each once it is
-complete, until interrupted (Ctrl-C ends it with exit 0). It starts with the
+complete, until interrupted (Ctrl-C ends it with exit 0) or until the reader
+of its output is gone (| head -1 ends it with exit 0). It starts with the
 last 10 entries; -n 0 shows only new ones.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing entries as they are appended, until interrupted"},
@@ -146,17 +148,25 @@ func eachEntry(path string, n int, fn func(progress.Entry) error) error {
 }
 
 // follow prints the entries appended to the ledger after iteration after,
-// until the command is interrupted: that is how it ends, so it is no error.
+// until the command is interrupted or the reader of its output is gone
+// (`ralph log -f | head -1`): that is how it ends, so it is no error.
 func follow(c *cli.Context, path string, after int, print func(progress.Entry) error) error {
 	fl, err := progress.NewFollower(path, after)
 	if err != nil {
 		return err
 	}
+	// Without a new entry there is no write to fail: the reader is asked
+	// after at each look instead, or ralph would wait for the loop's next
+	// entry (forever, with no loop running) to learn that it is gone.
+	out, _ := fileOf(c.App.Writer).(*os.File)
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
 		if err := fl.Poll(print); err != nil {
 			return err
+		}
+		if out != nil && proc.ReaderGone(out) {
+			return nil
 		}
 		select {
 		case <-c.Context.Done():

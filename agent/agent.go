@@ -133,9 +133,10 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // Run starts the agent, feeds the prompt, streams its output to o.Output
-// while scanning it, enforces the timeouts, and returns when the process (and
-// its group) is gone. A non-zero exit, a timeout or an interruption is not an
-// error: it is reported in Result. Errors are only for failing to start
+// while scanning it (ending its last line when the agent did not), enforces
+// the timeouts, and returns when the process (and its group) is gone. A
+// non-zero exit, a timeout or an interruption is not an error: it is
+// reported in Result. Errors are only for failing to start
 // (*NotFoundError for a missing program) or setting up I/O.
 func Run(ctx context.Context, o Options) (Result, error) {
 	res := Result{ExitCode: -1}
@@ -272,6 +273,7 @@ wait:
 		res.Stopped = StoppedInterrupted
 	}
 	out.finish(&res)
+	shown.endLine()
 	res.Stderr = stderr.String()
 	// Only a known CLI that failed is asked why, on what the CLI itself
 	// says. A plain command's stderr is the work's own output as much as
@@ -387,15 +389,32 @@ func (w *activityWriter) Write(p []byte) (int, error) {
 // the terminal, and ignores its errors: a terminal that went away must not
 // stop ralph from scanning the output.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	midLine bool // the last write did not end its line
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.w.Write(p)
+	if len(p) > 0 {
+		w.midLine = p[len(p)-1] != '\n'
+	}
 	return len(p), nil
+}
+
+// endLine ends the last line of the output when the agent left it
+// unfinished: ralph's next line on the terminal (`[ralph] agent exited…`,
+// or `ralph: stopped: …` under --json) must start a line of its own, where
+// scripts look for it.
+func (w *lockedWriter) endLine() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.midLine {
+		io.WriteString(w.w, "\n")
+		w.midLine = false
+	}
 }
 
 // event decodes one line of a JSON Lines stream. Fields are left raw, so

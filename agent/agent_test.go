@@ -72,8 +72,28 @@ func TestPromptOnStdin(t *testing.T) {
 	if want := "args: 0\nfix the cart\nplease"; res.FinalMessage != want {
 		t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, want)
 	}
-	if got := o.Output.(*syncBuffer).String(); got != res.FinalMessage {
-		t.Errorf("Output = %q, want %q", got, res.FinalMessage)
+	// The output shown has its last line ended; the final message is the
+	// agent's own.
+	if got, want := o.Output.(*syncBuffer).String(), res.FinalMessage+"\n"; got != want {
+		t.Errorf("Output = %q, want %q", got, want)
+	}
+}
+
+// TestOutputEndsLine: output the agent left mid-line is ended with a
+// newline, for what is written after it; output that ends its line gets
+// none, nor does no output at all.
+func TestOutputEndsLine(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{`printf 'partial'`, "partial\n"},
+		{`printf 'partial' >&2`, "partial\n"},
+		{`printf 'a line\n'`, "a line\n"},
+		{`true`, ""},
+	} {
+		o := script(tc.script)
+		run(t, o)
+		if got := o.Output.(*syncBuffer).String(); got != tc.want {
+			t.Errorf("%s: Output = %q, want %q", tc.script, got, tc.want)
+		}
 	}
 }
 

@@ -181,10 +181,12 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 			}
 		}
 	}()
+	// SIGPIPE stays caught until ralph exits: its last words into a closed
+	// pipe (`ralph: stopped: …` with 2>&1) must not end it with 141 in
+	// place of its own exit status.
 	return ctx, func() {
 		signal.Stop(sigs)
 		signal.Stop(dropped)
-		signal.Stop(pipes)
 		close(done)
 		cancel()
 	}

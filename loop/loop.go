@@ -180,6 +180,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		// git status runs the programs git's configuration names too.
 		dirty := false
 		if _, err := o.underGit(ctx, ledger, nil, "", func() { dirty = gitDirty(ctx, o.Dir) }); err != nil {
+			if ctx.Err() != nil {
+				// The signal cut the listing short: nothing failed.
+				return stopf(InterruptedStop, "interrupted before the first iteration; run `ralph loop` again to resume")
+			}
 			return err
 		}
 		if dirty {

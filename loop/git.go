@@ -21,6 +21,18 @@ func inWorkTree(ctx context.Context, dir string) bool {
 	return err == nil && strings.TrimSpace(out) == "true"
 }
 
+// gitIdentity reports whether git knows the author and the committer of a
+// commit in dir: a name and an email, from its configuration or the
+// environment.
+func gitIdentity(ctx context.Context, dir string) bool {
+	for _, who := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := git(ctx, dir, "var", who); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // gitTree is inWorkTree for the loop's directory, asked once per run: git
 // is not started for nothing on every iteration outside a work tree.
 func (o *Options) gitTree(ctx context.Context) bool {

@@ -21,4 +21,14 @@ func TestBackoff(t *testing.T) {
 			t.Fatalf("backoff with jitter = %v, want within 20%% of 10s", got)
 		}
 	}
+	// The jitter spreads the capped waits below the cap, never past it.
+	for range 100 {
+		if got := backoff(30*time.Second, 50, nil); got < 24*time.Minute || got > 30*time.Minute {
+			t.Fatalf("backoff(30s, 50) with jitter = %v, want within 20%% below 30m", got)
+		}
+	}
+	// A base longer than the cap is the cap: it is what the person asked.
+	if got := backoff(time.Hour, 3, same); got != time.Hour {
+		t.Errorf("backoff(1h, 3) = %v, want 1h", got)
+	}
 }

@@ -1275,18 +1275,23 @@ func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Total
 	return nil
 }
 
-// backoff is the wait before retry n (from 1): base, doubling, capped, and
-// spread by jitter so that many loops do not retry in step.
+// backoff is the wait before retry n (from 1): base, doubling, spread by
+// jitter so that many loops do not retry in step, and capped at maxBackoff,
+// or at base when that is longer (the jitter spreads the waits below the
+// cap, never past it).
 func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration) time.Duration {
+	limit := max(base, maxBackoff)
 	d := base
-	for i := 1; i < n && d < maxBackoff; i++ {
+	for i := 1; i < n && d < limit; i++ {
 		d *= 2
 	}
-	d = min(d, maxBackoff)
+	d = min(d, limit)
 	if jitter == nil {
-		return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+		d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
+	} else {
+		d = jitter(d)
 	}
-	return jitter(d)
+	return min(d, limit)
 }
 
 // baselineChecks are the checks with baseline = true.

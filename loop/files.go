@@ -88,7 +88,7 @@ func (st fileState) unchanged(path string) bool {
 type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]fileState // sum unset (but for protected ones): only a deletion is undone
-	tree      [32]byte             // treeSum before the agent, for the stall breaker
+	work      []fileInfo           // workFiles before the agent, for the stall breaker
 }
 
 // guardGlobs are the guard's globs, compiled once per harness.toml.
@@ -157,7 +157,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	if err != nil {
 		return s, err
 	}
-	s.tree = treeSum(files)
+	s.work = workFiles(files)
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return s, nil
 	}
@@ -212,14 +212,14 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 
 // guard undoes the agent's changes to protected files and puts back the
 // test files it deleted, each finding a line for the ledger, and says
-// whether the project's files changed at all (for the stall breaker).
-func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, changed bool, err error) {
+// which of the project's files changed (for the stall breaker).
+func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []string, err error) {
 	g := o.Config.Guard
 	files, err := o.projectFiles(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	changed = treeSum(files) != s.tree
+	changed = changes(s.work, workFiles(files))
 	if len(g.Protect) == 0 && len(g.Tests) == 0 {
 		return nil, changed, nil
 	}
@@ -235,14 +235,14 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		name := f.name
 		if _, was := s.protected[name]; !was && globs.protects(name) {
 			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-				return nil, false, err
+				return nil, nil, err
 			}
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
 		}
 	}
 	more, err := s.guardProtected(o, byAgent)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	found = append(found, more...)
 	for name, st := range s.tests {
@@ -256,7 +256,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found []string, ch
 		}
 		line, err := putBack(o, name, st, deleted)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		found = append(found, line)
 	}

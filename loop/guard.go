@@ -297,8 +297,9 @@ type guarded struct {
 	prd *prd.File
 	// tampered describes each change the guard undid, a line each.
 	tampered []string
-	// changed says whether the agent changed the project's files.
-	changed bool
+	// changed are the project's files the agent added, changed or
+	// removed, by name.
+	changed []string
 }
 
 // guard undoes what the agent changed that it may not. Changes a person may
@@ -307,7 +308,7 @@ type guarded struct {
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
-	var changed bool
+	var changed []string
 	f, tampered, err := s.guardWith(o, ledger, read, storyID, byAgent, func() (found []string, err error) {
 		found, changed, err = s.files.guard(ctx, o)
 		return found, err

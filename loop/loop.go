@@ -1414,7 +1414,7 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 
 // stall fingerprints an unsuccessful iteration and fails the story as
 // stalled when the same failure has come loop.stall_after times in a row.
-func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
+func (it *iteration) stall(v Verdict, changed []string) (Verdict, error) {
 	o, e := it.o, &it.entry
 	e.Fingerprint = fingerprint(*e, it.outputs, changed)
 	k := o.Config.Limits.StallAfter
@@ -1437,7 +1437,7 @@ func (it *iteration) stall(v Verdict, changed bool) (Verdict, error) {
 	if n+1 < k {
 		return v, nil
 	}
-	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, changed)}, nil
+	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, len(changed) > 0)}, nil
 }
 
 // failed records an iteration that ralph itself could not finish (a write

@@ -24,21 +24,38 @@ const DefaultStallAfter = 3
 // loop can tell a stall (exit 4) from a story that used up its attempts.
 const stalledPrefix = "stalled: "
 
-// treeSum sums the project's files as the agent may change them: names,
-// sizes and modification times, without the three files ralph owns.
-func treeSum(files []fileInfo) [32]byte {
-	files = slices.SortedFunc(slices.Values(files), func(a, b fileInfo) int { return strings.Compare(a.name, b.name) })
-	h := sha256.New()
-	for _, f := range files {
-		switch f.name {
-		case PRDFile, ProgressFile, HarnessFile:
-			continue
+// workFiles returns the project's files as the agent may change them, by
+// name: all but the three files ralph owns.
+func workFiles(files []fileInfo) []fileInfo {
+	work := slices.DeleteFunc(slices.Clone(files), func(f fileInfo) bool {
+		return f.name == PRDFile || f.name == ProgressFile || f.name == HarnessFile
+	})
+	slices.SortFunc(work, func(a, b fileInfo) int { return strings.Compare(a.name, b.name) })
+	return work
+}
+
+// changes returns the names of the files added, removed or changed (in
+// size or time of change) from before to after, two lists of workFiles:
+// what the agent did, as the stall breaker tells one try from the next.
+func changes(before, after []fileInfo) []string {
+	var names []string
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		switch {
+		case j == len(after) || i < len(before) && before[i].name < after[j].name:
+			names = append(names, before[i].name) // removed
+			i++
+		case i == len(before) || after[j].name < before[i].name:
+			names = append(names, after[j].name) // added
+			j++
+		default:
+			if a, b := before[i].info, after[j].info; a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+				names = append(names, after[j].name)
+			}
+			i, j = i+1, j+1
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00%d\n", f.name, f.info.Size(), f.info.ModTime().UnixNano())
 	}
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return sum
+	return names
 }
 
 var (
@@ -324,11 +341,13 @@ func endingOf(excerpt string) (lines, end string) {
 }
 
 // fingerprint identifies an unsuccessful iteration: which checks failed and
-// how, whether the agent changed anything, and what it claimed. The same
-// fingerprint again and again is a loop that makes no progress. outputs
-// are the failed checks' kept outputs by name, read instead of the
-// entry's excerpts, which keep only their last lines.
-func fingerprint(e progress.Entry, outputs map[string]output, changed bool) string {
+// how, which files the agent changed, and what it claimed. The same
+// fingerprint again and again is a loop that makes no progress: an agent
+// that works its way through a story a file at a time, claiming nothing
+// until it is done, changes other files each time. outputs are the failed
+// checks' kept outputs by name, read instead of the entry's excerpts,
+// which keep only their last lines.
+func fingerprint(e progress.Entry, outputs map[string]output, changed []string) string {
 	h := sha256.New()
 	for _, c := range e.Checks {
 		if c.Passed || c.Known || c.Optional {
@@ -359,7 +378,7 @@ func fingerprint(e progress.Entry, outputs map[string]output, changed bool) stri
 			fmt.Fprintf(h, "  %s\n", l)
 		}
 	}
-	fmt.Fprintf(h, "changed %v\nclaim %s\ntampered %d\n", changed, e.Claim, len(e.Tampered))
+	fmt.Fprintf(h, "changed %q\nclaim %s\ntampered %d\n", changed, e.Claim, len(e.Tampered))
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 

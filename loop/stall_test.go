@@ -2,10 +2,12 @@ package loop
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/progress"
@@ -18,21 +20,30 @@ func TestFingerprint(t *testing.T) {
 			{Name: "test", Excerpt: out},
 		}}
 	}
-	a := fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\nok\n", ""), nil, false)
+	a := fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\nok\n", ""), nil, nil)
 	// Times, line numbers and temporary paths differ between runs of the
 	// same failure: the fingerprint does not.
-	b := fingerprint(entry("--- FAIL: TestX (0.98s)\nx_test.go:13: want 3, got 4\nok\n", ""), nil, false)
+	b := fingerprint(entry("--- FAIL: TestX (0.98s)\nx_test.go:13: want 3, got 4\nok\n", ""), nil, nil)
 	if a != b {
 		t.Errorf("the same failure gave two fingerprints: %s, %s", a, b)
 	}
 	for name, other := range map[string]string{
-		"another failure": fingerprint(entry("--- FAIL: TestY (0.12s)\n", ""), nil, false),
-		"a change":        fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", ""), nil, true),
-		"a claim":         fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", "done"), nil, false),
+		"another failure": fingerprint(entry("--- FAIL: TestY (0.12s)\n", ""), nil, nil),
+		"a change":        fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", ""), nil, []string{"x.go"}),
+		"a claim":         fingerprint(entry("--- FAIL: TestX (0.12s)\nx_test.go:12: want 3, got 4\n", "done"), nil, nil),
 	} {
 		if other == a {
 			t.Errorf("%s did not change the fingerprint", name)
 		}
+	}
+	// An agent that works through a story a file at a time changes other
+	// files each time; one going round in circles, the same ones.
+	c := fingerprint(entry("--- FAIL: TestX (0.12s)\n", ""), nil, []string{"main.go", "step1.go"})
+	if c != fingerprint(entry("--- FAIL: TestX (0.34s)\n", ""), nil, []string{"main.go", "step1.go"}) {
+		t.Error("the same files changed again gave another fingerprint")
+	}
+	if c == fingerprint(entry("--- FAIL: TestX (0.12s)\n", ""), nil, []string{"main.go", "step2.go"}) {
+		t.Error("other files changed gave the same fingerprint")
 	}
 	// With more failures than the entry's excerpt keeps, fixing the first
 	// of them changes the fingerprint: the whole kept output is counted.
@@ -44,7 +55,7 @@ func TestFingerprint(t *testing.T) {
 	fewer := many[strings.Index(many, "\n")+1:]
 	e := entry(checks.Excerpt(many, excerptLines), "")
 	ef := entry(checks.Excerpt(fewer, excerptLines), "")
-	if fingerprint(e, map[string]output{"test": {text: many}}, true) == fingerprint(ef, map[string]output{"test": {text: fewer}}, true) {
+	if fingerprint(e, map[string]output{"test": {text: many}}, []string{"x.go"}) == fingerprint(ef, map[string]output{"test": {text: fewer}}, []string{"x.go"}) {
 		t.Error("one failure of 60 fixed did not change the fingerprint")
 	}
 }
@@ -64,16 +75,16 @@ func TestFingerprintCut(t *testing.T) {
 		out := b.String()
 		return map[string]output{"test": {text: out[len(out)-checks.DefaultTailBytes:], cut: true, lines: strings.Count(out, "\n")}}
 	}
-	a := fingerprint(e, tail(0, 0, "FAIL pkg"), false)
+	a := fingerprint(e, tail(0, 0, "FAIL pkg"), nil)
 	for pad := 1; pad < 13; pad++ {
-		if b := fingerprint(e, tail(0, pad, "FAIL pkg"), false); b != a {
+		if b := fingerprint(e, tail(0, pad, "FAIL pkg"), nil); b != a {
 			t.Errorf("%d bytes more of the same output changed the fingerprint: %s, %s", pad, a, b)
 		}
 	}
-	if fingerprint(e, tail(0, 0, "FAIL other"), false) == a {
+	if fingerprint(e, tail(0, 0, "FAIL other"), nil) == a {
 		t.Error("another last failure did not change the fingerprint")
 	}
-	if fingerprint(e, tail(1, 0, "FAIL pkg"), false) == a {
+	if fingerprint(e, tail(1, 0, "FAIL pkg"), nil) == a {
 		t.Error("the first failure fixed, far from the end, did not change the fingerprint")
 	}
 }
@@ -370,3 +381,36 @@ func FuzzMayFail(f *testing.F) {
 		}
 	})
 }
+
+func TestChanges(t *testing.T) {
+	now := time.Now()
+	file := func(name string, size int64, mod time.Time) fileInfo {
+		return fileInfo{name, fakeInfo{size: size, mod: mod}}
+	}
+	before := workFiles([]fileInfo{
+		file("b.go", 10, now), file("a.go", 10, now), file("gone.go", 1, now),
+		file(PRDFile, 5, now), file("same.go", 3, now),
+	})
+	after := workFiles([]fileInfo{
+		file("a.go", 11, now), file("b.go", 10, now.Add(time.Second)), file("new.go", 1, now),
+		file(PRDFile, 6, now), file(ProgressFile, 7, now), file("same.go", 3, now),
+	})
+	got := changes(before, after)
+	want := []string{"a.go", "b.go", "gone.go", "new.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q (ralph's own files are not the agent's work)", got, want)
+	}
+	if got := changes(before, before); got != nil {
+		t.Errorf("changes of a listing against itself = %q, want none", got)
+	}
+}
+
+// fakeInfo is an fs.FileInfo of a size and a time of change.
+type fakeInfo struct {
+	fs.FileInfo
+	size int64
+	mod  time.Time
+}
+
+func (f fakeInfo) Size() int64        { return f.size }
+func (f fakeInfo) ModTime() time.Time { return f.mod }

@@ -450,7 +450,10 @@ func decodeJSON(data []byte) (any, error) {
 // what it put back, a phrase a change. Anything else is kept, as it may be
 // a person's. Another story's checks are the judge's as much as the
 // running story's: an agent that weakened them now would have that story
-// pass on less later.
+// pass on less later. A story new in cur (added, or another's renamed) is
+// kept, as `ralph task add` would have added it, but its status is judged
+// as that of a story that was new before: one added passing, failed or
+// with attempts counted is set back to none.
 func undoTampering(orig, cur *prd.File, storyID string) []string {
 	var changes []string
 	for i, was := range orig.Stories {
@@ -465,12 +468,10 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 		case running && now.Status() != was.Status():
 			changes = append(changes, "changed the status of "+was.ID)
 			now.SetStatus(was.Status())
-		case !running && now.Passes && !was.Passes:
-			changes = append(changes, "marked "+was.ID+" as passing")
-			now.SetStatus(was.Status())
-		case !running && judgedOnly(was.Status(), now.Status()):
-			changes = append(changes, "changed the status of "+was.ID)
-			now.SetStatus(was.Status())
+		case !running:
+			if what := undoOther(was.ID, was.Status(), now); what != "" {
+				changes = append(changes, what)
+			}
 		}
 		if !slices.Equal(now.Checks, was.Checks) {
 			changes = append(changes, "changed the checks of "+was.ID)
@@ -481,7 +482,31 @@ func undoTampering(orig, cur *prd.File, storyID string) []string {
 			now.Answers = was.Answers
 		}
 	}
+	for _, now := range cur.Stories {
+		if orig.Story(now.ID) == nil {
+			if what := undoOther("new story "+now.ID, prd.Status{}, now); what != "" {
+				changes = append(changes, what)
+			}
+		}
+	}
 	return changes
+}
+
+// undoOther puts back the status of now, a story the agent does not work
+// on, named name, when the agent changed it from was as only the judge may,
+// and says what it put back.
+func undoOther(name string, was prd.Status, now *prd.Story) string {
+	var what string
+	switch {
+	case now.Passes && !was.Passes:
+		what = "marked " + name + " as passing"
+	case judgedOnly(was, now.Status()):
+		what = "changed the status of " + name
+	default:
+		return ""
+	}
+	now.SetStatus(was)
+	return what
 }
 
 // judgedOnly reports whether a story's status went from was to now in a way

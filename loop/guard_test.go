@@ -75,6 +75,49 @@ func TestUndoTampering(t *testing.T) {
 	}
 }
 
+// TestUndoTamperingNewStories: a story new after the agent ran, added or
+// renamed, is kept, but not its status as only the judge sets it; a
+// question asked of it may be a person's (`ralph task add`, then `ralph
+// task block`), and is kept.
+func TestUndoTamperingNewStories(t *testing.T) {
+	parse := func(text string) *prd.File { return mustParse(t, text) }
+	orig := parse(`{"userStories": [
+		{"id": "A", "title": "a", "passes": false},
+		{"id": "B", "title": "b", "passes": false}]}`)
+	cur := parse(`{"userStories": [
+		{"id": "A", "title": "a", "passes": false},
+		{"id": "B2", "title": "b", "passes": true, "attempts": 1},
+		{"id": "N", "title": "n", "passes": true, "notes": "kept"},
+		{"id": "F", "title": "f", "passes": false, "failed": "too hard"},
+		{"id": "Q", "title": "q", "passes": false, "blocked": "Which colour?"}]}`)
+
+	got := undoTampering(orig, cur, "A")
+	want := []string{"removed story B", "marked new story B2 as passing", "marked new story N as passing",
+		"changed the status of new story F"}
+	if !slices.Equal(got, want) {
+		t.Errorf("undoTampering said %q, want %q", got, want)
+	}
+	for _, id := range []string{"B", "B2", "N", "F"} {
+		s := cur.Story(id)
+		if s == nil {
+			t.Errorf("story %s is gone, want it kept", id)
+			continue
+		}
+		if st := s.Status(); st != (prd.Status{}) {
+			t.Errorf("%s after = %+v, want no status", id, st)
+		}
+	}
+	if n := cur.Story("N"); n != nil && n.Notes != "kept" {
+		t.Errorf("N's notes after = %q, want them kept", n.Notes)
+	}
+	if q := cur.Story("Q"); q.Blocked != "Which colour?" {
+		t.Errorf("Q's question after = %q, want it kept", q.Blocked)
+	}
+	if again := undoTampering(orig, cur, "A"); len(again) != 0 {
+		t.Errorf("a second undo found %q, want nothing left", again)
+	}
+}
+
 func TestSameJSON(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string

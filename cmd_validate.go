@@ -27,8 +27,15 @@ func validateCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
 			}
 			if len(cfg.Agent.Argv) > 0 {
-				if err := agent.Find(cfg.Agent.Argv[0], dir); err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %v: `ralph loop` will fail until it is installed\n", err)
+				// A program to install may be there where the loop runs;
+				// one that is there and cannot run is harness.toml's
+				// problem, as it is for `ralph loop`.
+				var notFound *agent.NotFoundError
+				switch findErr := agent.Find(cfg.Agent.Argv[0], dir); {
+				case errors.As(findErr, &notFound):
+					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %v: `ralph loop` will fail until it is installed\n", findErr)
+				case findErr != nil:
+					err = errors.Join(err, findErr)
 				}
 			}
 			if err != nil {

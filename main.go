@@ -255,8 +255,13 @@ func exitCode(err error) int {
 	var usage *usageError
 	var input *loop.InputError
 	var stopped *loop.StopError
+	var cannotRun *agent.CannotRunError
 	switch {
 	case errors.As(err, &usage), errors.As(err, &input):
+		return exitUsage
+	case errors.As(err, &cannotRun):
+		// harness.toml names a program that is there and cannot run: bad
+		// input, where one to install is not.
 		return exitUsage
 	case errors.As(err, &stopped):
 		switch stopped.Kind {

@@ -12,12 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
@@ -117,7 +122,7 @@ type Result struct {
 }
 
 // NotFoundError is returned when the program cannot be started because it
-// does not exist or is not executable.
+// does not exist: there is something to install.
 type NotFoundError struct {
 	Program string
 	Err     error
@@ -131,6 +136,27 @@ func (e *NotFoundError) Error() string {
 
 // Unwrap returns the lookup error.
 func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// CannotRunError is returned when the program is there but cannot be run:
+// a directory, a file without the execute permission, a script whose #!
+// line names an interpreter that is not there. Installing the program
+// would not help: what names it, or the file itself, must change.
+type CannotRunError struct {
+	Program string
+	// Why says what is wrong, and what to do when ralph can tell, e.g.
+	// "is not executable: chmod +x ./agent.sh".
+	Why string
+	Err error
+}
+
+// Error names the program and says what is wrong with it, e.g. `agent
+// program "./agent.sh" is not executable: chmod +x ./agent.sh`.
+func (e *CannotRunError) Error() string {
+	return fmt.Sprintf("agent program %q %s", e.Program, e.Why)
+}
+
+// Unwrap returns the lookup error.
+func (e *CannotRunError) Unwrap() error { return e.Err }
 
 // Run starts the agent, feeds the prompt, streams its output to o.Output
 // while scanning it (ending its last line when the agent did not), enforces
@@ -301,22 +327,103 @@ const MaxArg = 128<<10 - 1
 
 // Find checks that prog can be executed the way Run will run it: by
 // searching $PATH for a bare name, or as a path relative to dir (where the
-// agent starts) when it contains a slash. It returns a *NotFoundError.
+// agent starts) when it contains a slash. It returns a *NotFoundError for
+// a program that is not there, a *CannotRunError for one that is and
+// cannot run (see CannotRunError).
 func Find(prog, dir string) error {
-	path := prog
-	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) && dir != "" {
-		// Join cleans "./x" in "." down to "x", which LookPath would
-		// look for in $PATH.
-		path = filepath.Join(dir, prog)
-		if !strings.Contains(path, "/") {
-			path = "./" + path
+	path := inDir(prog, dir)
+	found, err := exec.LookPath(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
+		return &NotFoundError{Program: prog, Err: err}
+	case errors.Is(err, syscall.EISDIR):
+		return &CannotRunError{Program: prog, Why: "is a directory: agent.command must name a program", Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		if info, serr := os.Stat(path); serr == nil && info.Mode()&0o111 == 0 {
+			return &CannotRunError{Program: prog, Why: "is not executable: chmod +x " + prog, Err: err}
 		}
-	}
-	_, err := exec.LookPath(path)
-	if err != nil {
+		// Executable, and still refused: not this user's to run, or on
+		// a file system mounted noexec.
+		return &CannotRunError{Program: prog, Why: "cannot run: permission denied", Err: err}
+	case err != nil:
 		return &NotFoundError{Program: prog, Err: err}
 	}
+	if why, err := interpreter(found, dir); why != "" {
+		return &CannotRunError{Program: prog, Why: "cannot run: " + why, Err: err}
+	}
 	return nil
+}
+
+// inDir returns prog as a path relative to dir, when prog is a relative
+// path; a bare name, for $PATH, stays as it is.
+func inDir(prog, dir string) string {
+	if !strings.Contains(prog, "/") || filepath.IsAbs(prog) || dir == "" {
+		return prog
+	}
+	// Join cleans "./x" in "." down to "x", which LookPath would look for
+	// in $PATH.
+	path := filepath.Join(dir, prog)
+	if !strings.Contains(path, "/") {
+		path = "./" + path
+	}
+	return path
+}
+
+// shebangMax is how much of a script the system reads for its #! line
+// (Linux's BINPRM_BUF_SIZE).
+const shebangMax = 256
+
+// interpreter checks the interpreter that path's #! line names, if it has
+// one, as the system will when the agent starts: otherwise the start fails
+// with the script's own name and "no such file or directory". It says what
+// is wrong, or "" when nothing is (or it cannot tell: a file it may not
+// read, a line too long to see whole).
+func interpreter(path, dir string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil
+	}
+	defer f.Close()
+	buf := make([]byte, shebangMax)
+	n, _ := io.ReadFull(f, buf)
+	line, ok := bytes.CutPrefix(buf[:n], []byte("#!"))
+	if !ok {
+		return "", nil
+	}
+	line, _, found := bytes.Cut(line, []byte("\n"))
+	if !found && n == shebangMax {
+		return "", nil
+	}
+	// The system takes the interpreter up to a space or a tab: a \r
+	// (a file with Windows line ends) is part of its name.
+	fields := strings.FieldsFunc(string(line), func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(fields) == 0 {
+		return "its #! line names no interpreter", nil
+	}
+	name := fields[0]
+	shown := name
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		shown = strconv.Quote(name)
+	}
+	// A relative one is relative to where the agent starts.
+	at := name
+	if !filepath.IsAbs(at) && dir != "" {
+		at = filepath.Join(dir, at)
+	}
+	info, err := os.Stat(at)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(name, "\r"):
+		return "its interpreter " + shown + " (its #! line) is not found: the file has Windows line ends (CRLF)", err
+	case errors.Is(err, fs.ErrNotExist):
+		return "its interpreter " + shown + " (its #! line) is not found: install it, or correct the #! line", err
+	case err != nil:
+		return "", nil
+	case info.IsDir():
+		return "its interpreter " + shown + " (its #! line) is a directory", nil
+	case info.Mode()&0o111 == 0:
+		return "its interpreter " + shown + " (its #! line) is not executable", nil
+	}
+	return "", nil
 }
 
 // Linger is how long an agent may run on after its final event.

@@ -316,10 +316,7 @@ func (w *countWriter) Write(p []byte) (int, error) {
 
 func TestNotFound(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "notexec.sh"), []byte("#!/bin/sh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, prog := range []string{"ralph-no-such-agent", "./missing.sh", "./notexec.sh", filepath.Join(dir, "missing.sh")} {
+	for _, prog := range []string{"ralph-no-such-agent", "./missing.sh", filepath.Join(dir, "missing.sh")} {
 		t.Run(prog, func(t *testing.T) {
 			o := script("")
 			o.Argv = []string{prog, "-p"}
@@ -339,6 +336,63 @@ func TestNotFound(t *testing.T) {
 				t.Errorf("ExitCode = %d, want -1", res.ExitCode)
 			}
 		})
+	}
+}
+
+// TestFindCannotRun: a program that is there and cannot run is a
+// *CannotRunError that says why, never a *NotFoundError; one that can run
+// is found.
+func TestFindCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"bad.sh":      "#!/nonexistent/interp -x\necho hi\n",
+		"crlf.sh":     "#!/bin/sh\r\necho hi\r\n",
+		"empty.sh":    "#!  \necho hi\n",
+		"nested.sh":   "#!./dir\n",
+		"relative.sh": "#!./ok.sh\n",
+		"ok.sh":       "#! /bin/sh -e\necho hi\n",
+		"plain":       "echo hi\n",
+		"long.sh":     "#!/" + strings.Repeat("x", 300) + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "noexec.sh"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		prog, want string // want "": found
+	}{
+		{"./noexec.sh", `agent program "./noexec.sh" is not executable: chmod +x ./noexec.sh`},
+		{"./dir", `agent program "./dir" is a directory: agent.command must name a program`},
+		{filepath.Join(dir, "dir"), `agent program "` + filepath.Join(dir, "dir") + `" is a directory: agent.command must name a program`},
+		{"./bad.sh", `agent program "./bad.sh" cannot run: its interpreter /nonexistent/interp (its #! line) is not found: install it, or correct the #! line`},
+		{"./crlf.sh", `agent program "./crlf.sh" cannot run: its interpreter "/bin/sh\r" (its #! line) is not found: the file has Windows line ends (CRLF)`},
+		{"./empty.sh", `agent program "./empty.sh" cannot run: its #! line names no interpreter`},
+		{"./nested.sh", `agent program "./nested.sh" cannot run: its interpreter ./dir (its #! line) is a directory`},
+		// Relative to where the agent starts.
+		{"./relative.sh", ""},
+		{"./ok.sh", ""},
+		{"./plain", ""},
+		// A line longer than the system reads is not ralph's to judge.
+		{"./long.sh", ""},
+	} {
+		err := Find(tt.prog, dir)
+		var cr *CannotRunError
+		var nf *NotFoundError
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Find(%q) = %v, want it found", tt.prog, err)
+		case tt.want == "":
+		case !errors.As(err, &cr) || errors.As(err, &nf):
+			t.Errorf("Find(%q) = %v, want a *CannotRunError", tt.prog, err)
+		case err.Error() != tt.want:
+			t.Errorf("Find(%q) = %q, want %q", tt.prog, err, tt.want)
+		}
 	}
 }
 

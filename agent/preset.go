@@ -78,6 +78,12 @@ var presets = map[string]Preset{
 	},
 }
 
+// aliases are other names of presets: cursor's program is cursor-agent,
+// and that is the name the agent goes by as often as cursor.
+var aliases = map[string]string{
+	"cursor-agent": "cursor",
+}
+
 // PromptArgs returns the arguments that pass prompt after flag, a preset's
 // PromptFlag: one argument when flag ends in "=", two otherwise, and the
 // prompt alone when there is no flag.
@@ -91,8 +97,12 @@ func PromptArgs(flag, prompt string) []string {
 	return []string{flag, prompt}
 }
 
-// LookupPreset returns the preset called name.
+// LookupPreset returns the preset called name, or of which name is
+// another name (see aliases): Name is then the preset's own.
 func LookupPreset(name string) (Preset, bool) {
+	if own, ok := aliases[name]; ok {
+		name = own
+	}
 	p, ok := presets[name]
 	if ok {
 		p.Name = name
@@ -101,7 +111,7 @@ func LookupPreset(name string) (Preset, bool) {
 	return p, ok
 }
 
-// PresetNames lists the known presets in order.
+// PresetNames lists the known presets in order, each by its own name only.
 func PresetNames() []string {
 	names := make([]string, 0, len(presets))
 	for n := range presets {

@@ -21,7 +21,7 @@ var errChecksFailed = errors.New("checks failed")
 func checkCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:  "check",
-		Usage: "run the checks now and print a summary; exit 0 only if all pass",
+		Usage: "run the checks now and print a summary; exit 0 only if all required ones pass",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "story", Usage: "also run the checks of story `ID` from prd.json"},
 		},

@@ -91,8 +91,15 @@ type fileSnapshot struct {
 	work      []fileInfo           // workFiles before the agent, for the stall breaker
 }
 
-// guardGlobs are the guard's globs, compiled once per harness.toml.
-type guardGlobs struct{ tests, protect glob.Set }
+// guardGlobs are the guard's globs, compiled once per harness.toml, and the
+// prompt template it names.
+type guardGlobs struct {
+	tests, protect glob.Set
+	// template is the prompt template's file, relative to the work
+	// directory, when it is in it: protected as [guard] protect's files
+	// are, for it says what the agent must do and how it replies.
+	template string
+}
 
 // guardPatterns are the guard's globs as a person writes them, made to
 // match the names of the project's files (relative, slash-separated) as
@@ -128,7 +135,12 @@ func guardPatterns(globs []string) []string {
 // not, whatever the globs say: ralph writes them itself while the agent
 // runs (the marker), and guards them on their own terms (see snapshot).
 func (g *guardGlobs) protects(name string) bool {
-	return g.protect.Match(name) && !slices.Contains(ownFiles[:], name)
+	return (g.protect.Match(name) || name == g.template) && !slices.Contains(ownFiles[:], name)
+}
+
+// none reports whether the guard has no file of the project to keep.
+func (g *guardGlobs) none(guard Guard) bool {
+	return len(guard.Protect) == 0 && len(guard.Tests) == 0 && g.template == ""
 }
 
 // isTest reports whether name is a test file; no more one of the three
@@ -141,6 +153,9 @@ func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
 		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(guardPatterns(g.Protect)...)}
+		if name := o.Config.PromptTemplateName; name != "" && filepath.IsLocal(name) {
+			o.globs.template = filepath.ToSlash(filepath.Clean(name))
+		}
 	}
 	return o.globs
 }
@@ -158,10 +173,10 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 		return s, err
 	}
 	s.work = workFiles(files)
-	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+	globs := o.guardGlobs()
+	if globs.none(g) {
 		return s, nil
 	}
-	globs := o.guardGlobs()
 	kept := 0
 	// keep reads a guarded file while the budget lasts; a protected file
 	// is read past it too, for its sum.
@@ -220,7 +235,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 		return nil, nil, err
 	}
 	changed = changes(s.work, workFiles(files))
-	if len(g.Protect) == 0 && len(g.Tests) == 0 {
+	if o.guardGlobs().none(g) {
 		return nil, changed, nil
 	}
 	now := map[string]bool{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/prd"
 )
 
@@ -156,6 +157,15 @@ func checksNote(cs []detectedCheck) string {
 	return "checks: " + strings.Join(runs, ", ")
 }
 
+// costLine is harness.toml's loop.max_cost_usd for the preset: set where
+// the agent reports its cost, and left as a comment where it cannot apply.
+func costLine(preset string) string {
+	if p, ok := agent.LookupPreset(preset); ok && !p.Format.ReportsCost() {
+		return fmt.Sprintf("# max_cost_usd = 25.0         # %s reports no cost: bound the run with max_tokens\n", preset)
+	}
+	return "max_cost_usd = 25.0           # where the agent reports its cost\n"
+}
+
 func harnessTemplate(preset string, cs []detectedCheck) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# harness.toml: how ralph runs the loop in this directory.
@@ -172,12 +182,11 @@ idle_timeout = "10m"          # no output for this long: the agent is stopped
 max_iterations = 100          # over the whole run, as counted in progress.txt
 max_attempts = 5              # per story; then the story is failed
 max_duration = "8h"           # agent and check time over the whole run
-max_cost_usd = 25.0           # where the agent reports its cost
-max_tokens = 0                # 0: no limit
+%smax_tokens = 0                # 0: no limit
 
 # ralph runs these itself after every iteration (with sh -c, in this
 # directory): a story is done only when the agent claims it AND they pass.
-`, preset)
+`, preset, costLine(preset))
 	if len(cs) == 0 {
 		b.WriteString(`# [[checks]]
 # name = "test"

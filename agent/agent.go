@@ -72,6 +72,12 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
+// ReportsCost reports whether output of the format can say what a run
+// cost: codex's and gemini's say only their tokens, and plain text nothing.
+func (f Format) ReportsCost() bool {
+	return f == ClaudeStreamJSON || f == OpenCodeJSON
+}
+
 // Reasons for Result.Stopped.
 const (
 	StoppedTimeout     = "timeout"

@@ -171,6 +171,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := proc.Adopt(); err != nil {
 		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
 	}
+	if w := o.costUnreported(); w != "" {
+		o.warn("%s", w)
+	}
 	if err := o.recover(ctx, ledger); err != nil {
 		return err
 	}

@@ -45,6 +45,9 @@ func Validate(o Options) (Validation, error) {
 	if _, err := o.template(); err != nil {
 		errs = append(errs, err)
 	}
+	if w := o.costUnreported(); w != "" {
+		v.Warnings = append(v.Warnings, w)
+	}
 	switch {
 	case len(o.Config.Checks) > 0 || read && len(unchecked) == 0:
 	case !read || len(unchecked) == v.Stories:
@@ -158,4 +161,14 @@ func (w *conflictWatch) Write(p []byte) (int, error) {
 		w.line, w.start, p = w.line+1, w.start[:0], p[end+1:]
 	}
 	return n, nil
+}
+
+// costUnreported warns of a loop.max_cost_usd that can never stop the run:
+// the agent's output says no cost. "" when it may.
+func (o *Options) costUnreported() string {
+	a := o.Config.Agent
+	if o.Config.Limits.MaxCostUSD <= 0 || a.Format.ReportsCost() {
+		return ""
+	}
+	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: the agent's output (%s) says no cost; bound it with loop.max_tokens or loop.max_iterations", HarnessFile, o.Config.Limits.MaxCostUSD, a.Format)
 }

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
@@ -393,7 +394,15 @@ func interpreter(path, dir string) (string, error) {
 	buf := make([]byte, shebangMax)
 	n, _ := io.ReadFull(f, buf)
 	line, ok := bytes.CutPrefix(buf[:n], []byte("#!"))
-	if !ok {
+	switch {
+	case ok:
+	case n == 0:
+		return "it is empty", nil
+	case utf8.Valid(buf[:n]) && !bytes.ContainsRune(buf[:n], 0):
+		// Text: a script, which a shell would run with sh, and the system
+		// will not run at all (a program's first bytes hold a zero).
+		return "it is a script with no #! line: make its first line one (#!/bin/sh)", nil
+	default:
 		return "", nil
 	}
 	line, _, found := bytes.Cut(line, []byte("\n"))

@@ -352,6 +352,8 @@ func TestFindCannotRun(t *testing.T) {
 		"relative.sh": "#!./ok.sh\n",
 		"ok.sh":       "#! /bin/sh -e\necho hi\n",
 		"plain":       "echo hi\n",
+		"empty":       "",
+		"program":     "\x7fELF\x02\x01\x01\x00\x00\x00",
 		"long.sh":     "#!/" + strings.Repeat("x", 300) + "\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
@@ -377,7 +379,10 @@ func TestFindCannotRun(t *testing.T) {
 		// Relative to where the agent starts.
 		{"./relative.sh", ""},
 		{"./ok.sh", ""},
-		{"./plain", ""},
+		// The system runs no script without a #! line, as a shell would.
+		{"./plain", `agent program "./plain" cannot run: it is a script with no #! line: make its first line one (#!/bin/sh)`},
+		{"./empty", `agent program "./empty" cannot run: it is empty`},
+		{"./program", ""},
 		// A line longer than the system reads is not ralph's to judge.
 		{"./long.sh", ""},
 	} {

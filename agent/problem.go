@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,11 +55,13 @@ type Problem struct {
 // OpenAI's word for that, and Gemini's for its per-minute and per-day
 // limits too, which say so (RESOURCE_EXHAUSTED, a link to its rate
 // limits, a delay to retry after): such a text is a rate limit.
+// Claude Code names the limit it hit: "You've hit your session limit",
+// "weekly limit", "Opus limit".
 var (
 	billingRE   = lazyre.New(`(?i)insufficient[_ ]quota|credit balance is too low|out of credits|\bpayment required\b`)
 	quotaRE     = lazyre.New(`(?i)exceeded your current quota|plan and billing`)
 	rateHintRE  = lazyre.New(`(?i)resource[_ ]exhausted|rate[ _-]?limits?\b|retry ?delay|retry in|try again`)
-	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:usage )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
+	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:(?:usage|session|weekly|daily|monthly|opus|sonnet|\d+-hour) )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
 	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
 	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
 	// noiseRE is what is read past: where a crash's stack points
@@ -137,24 +140,60 @@ func lineAround(text string, i int) string {
 	return oneLine(strings.TrimSpace(text[start:end]))
 }
 
+// The units of a wait, longest first where one begins another ("ms" before
+// "m"): a unit must end its word or run into the next amount ("1h30m").
+const waitUnits = `days?|d|hours?|hrs?|h|milliseconds?|ms|minutes?|mins?|m|seconds?|secs?|s`
+
+const waitAmount = `\d+(?:\.\d+)?\s*(?:` + waitUnits + `)`
+
+// The names of a date and a time of day, as the reset forms below use them.
+const (
+	monthName   = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?`
+	weekdayName = `(mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rs|rsday|urday)?\.?`
+	timeOfDay   = `(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`
+	// Claude Code names the zone of its times: "resets 3pm (Europe/Rome)".
+	zoneName = `(?:\s*\(([a-z][a-z0-9_+-]*(?:/[a-z0-9_+-]+)*)\))?`
+	// The words before a reset time; a time elsewhere (a log line's
+	// timestamp, "finished in 2.5s") says nothing of a limit.
+	resetLead = `\b(?:resets?|again|retry)(?: at| on)?\s+`
+)
+
 var (
 	// Claude Code's "Claude AI usage limit reached|1751234400".
 	epochRE = lazyre.New(`limit reached\|(\d{9,11})`)
-	// "try again in 2 hours 5 minutes", "retry after 30 seconds",
-	// "resets in 1h30m", "retry-after: 12".
-	inRE = lazyre.New(`(?i)(?:in|after)[: ]\s*((?:\d+(?:\.\d+)?\s*(?:h(?:ours?|rs?)?|m(?:in(?:ute)?s?)?|s(?:ec(?:ond)?s?)?)\b[ ,]*(?:and )?)+)`)
-	// "resets at 3pm", "resets 3:30 PM", "try again at 15:00"; a bare
-	// number ("retry 2 of 5") is no time (see clockTime).
-	atRE = lazyre.New(`(?i)(?:resets?|again|retry)( at)? (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b`)
-	// Codex's reset on another day: "try again at Nov 23rd, 2026 3:05 AM".
-	dateRE = lazyre.New(`(?i)\bat ([a-z]{3})[a-z]* (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) (\d{1,2}):(\d{2}) ?(am|pm)`)
+	// "try again in 2 hours 5 minutes", "retry after 30 seconds", "resets in
+	// 1h30m", "try again 1 minute later"; OpenAI's "Please try again in
+	// 2m30s" and "in 20ms"; Codex's "try again in 3 days 6 hours 57
+	// minutes"; Gemini's "Please retry in 47.4s", "Your quota will reset
+	// after 21h53m56s" and "retryDelay": "34s".
+	waitRE = lazyre.New(`(?i)\b(?:again|retry|resets?|wait|available)(?:[ _-]?(?:in|after|for|delay))?"?(?:\s*[:=]\s*"?|\s+)(?:about\s+)?(` +
+		waitAmount + `(?:(?:\s*,\s*|\s+and\s+|\s*)` + waitAmount + `)*)\b`)
+	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(` + waitUnits + `)`)
+	// An HTTP Retry-After header's seconds: "retry-after: 12".
+	retryAfterRE = lazyre.New(`(?i)\bretry-after"?\s*:\s*"?(\d{1,9})\b`)
+	// A day of the year: Claude Code's "resets Nov 25, 5pm", "resets Sep 15
+	// at 7pm", "resets Jul 31, 2am (UTC)"; Codex's reset on another day, "try
+	// again at Nov 23rd, 2026 3:05 AM".
+	dateRE = lazyre.New(`(?i)` + resetLead + monthName + `\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?(?:,|\s+at)?\s+` + timeOfDay + zoneName)
+	// A day of the week: Claude Code's weekly "resets Mon 12:00am".
+	weekdayRE = lazyre.New(`(?i)` + resetLead + weekdayName + `,?\s+(?:at\s+)?` + timeOfDay + zoneName)
+	// "resets at 3pm", "resets 3:30 PM (Asia/Tokyo)", "try again at 15:00";
+	// a bare number ("retry 2 of 5") is no time (see clockTime).
+	atRE = lazyre.New(`(?i)(?:resets?|again|retry)( at)? ` + timeOfDay + zoneName)
 	// An RFC 3339 time, as some CLIs print the reset.
-	stampRE  = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
-	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(h|m|s)`)
+	stampRE = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
 )
 
+// maxWait bounds a reset said as a wait ("resets in 400 days"): no agent's
+// limit lasts longer than a month (a plan's monthly cycle; Claude's and
+// Codex's are weekly), so a longer wait is a misreading or no limit worth
+// sleeping through. Cut to a month, it still outlasts loop.max_duration,
+// which stops the loop, and without one ralph tries again after a month.
+const maxWait = 31 * 24 * time.Hour
+
 // resetTime finds when a rate limit lifts, from the forms agents print;
-// zero when the text does not say.
+// zero when the text does not say. A time of day without a date is the
+// next one; a date without a year is the next one not past.
 func resetTime(text string, now time.Time) time.Time {
 	if m := epochRE().FindStringSubmatch(text); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
@@ -166,24 +205,25 @@ func resetTime(text string, now time.Time) time.Time {
 			return t
 		}
 	}
-	if m := inRE().FindStringSubmatch(text); m != nil {
-		var d time.Duration
-		for _, a := range amountRE().FindAllStringSubmatch(m[1], -1) {
-			n, _ := strconv.ParseFloat(a[1], 64)
-			unit := map[string]time.Duration{"h": time.Hour, "m": time.Minute, "s": time.Second}[strings.ToLower(a[2])]
-			d += time.Duration(n * float64(unit))
-		}
-		if d > 0 {
+	if m := waitRE().FindStringSubmatch(text); m != nil {
+		if d := waitOf(m[1]); d > 0 {
 			return now.Add(d)
 		}
 	}
-	if m := dateRE().FindStringSubmatch(text); m != nil {
-		if month, err := time.Parse("Jan", strings.ToUpper(m[1][:1])+strings.ToLower(m[1][1:])); err == nil {
-			day, _ := strconv.Atoi(m[2])
-			year, _ := strconv.Atoi(m[3])
-			if hour, minute, ok := clockTime(m[4], m[5], m[6]); ok && day >= 1 && day <= 31 {
-				return time.Date(year, month.Month(), day, hour, minute, 0, 0, now.Location())
-			}
+	if m := retryAfterRE().FindStringSubmatch(text); m != nil {
+		sec, _ := strconv.Atoi(m[1])
+		if d := min(time.Duration(sec)*time.Second, maxWait); d > 0 {
+			return now.Add(d)
+		}
+	}
+	for _, m := range dateRE().FindAllStringSubmatch(text, -1) {
+		if t, ok := onDate(m[1:], now); ok {
+			return t
+		}
+	}
+	for _, m := range weekdayRE().FindAllStringSubmatch(text, -1) {
+		if t, ok := onWeekday(m[1:], now); ok {
+			return t
 		}
 	}
 	for _, m := range atRE().FindAllStringSubmatch(text, -1) {
@@ -194,14 +234,98 @@ func resetTime(text string, now time.Time) time.Time {
 		if !ok {
 			return time.Time{}
 		}
-		local := now.Local()
+		local := now.In(zone(m[5]))
 		t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, local.Location())
 		if !t.After(now) {
-			t = t.Add(24 * time.Hour)
+			t = t.AddDate(0, 0, 1)
 		}
 		return t
 	}
 	return time.Time{}
+}
+
+// waitOf adds up the amounts of a wait ("2 days 3 hours", "1h30m",
+// "500ms"), at most maxWait.
+func waitOf(amounts string) time.Duration {
+	var sec float64
+	for _, a := range amountRE().FindAllStringSubmatch(amounts, -1) {
+		n, _ := strconv.ParseFloat(a[1], 64)
+		sec += n * waitUnit(a[2]).Seconds()
+	}
+	if sec > maxWait.Seconds() {
+		return maxWait
+	}
+	return time.Duration(math.Round(sec * float64(time.Second)))
+}
+
+// waitUnit is the length of one of waitUnits.
+func waitUnit(u string) time.Duration {
+	u = strings.ToLower(u)
+	switch {
+	case u == "ms" || strings.HasPrefix(u, "milli"):
+		return time.Millisecond
+	case u[0] == 'd':
+		return 24 * time.Hour
+	case u[0] == 'h':
+		return time.Hour
+	case u[0] == 'm':
+		return time.Minute
+	}
+	return time.Second
+}
+
+// onDate reads dateRE's month, day, year ("" for the next such date not
+// past), hour, minute, am or pm, and zone.
+func onDate(m []string, now time.Time) (time.Time, bool) {
+	month, err := time.Parse("Jan", strings.ToUpper(m[0][:1])+strings.ToLower(m[0][1:3]))
+	day, _ := strconv.Atoi(m[1])
+	hour, minute, ok := clockTime(m[3], m[4], m[5])
+	// A number after a date is a time of day only with a minute or am/pm:
+	// "on Mar 4 2 times" is none.
+	if err != nil || !ok || m[4] == "" && m[5] == "" {
+		return time.Time{}, false
+	}
+	local := now.In(zone(m[6]))
+	year := local.Year()
+	if m[2] != "" {
+		year, _ = strconv.Atoi(m[2])
+	}
+	t := time.Date(year, month.Month(), day, hour, minute, 0, 0, local.Location())
+	if t.Day() != day { // Feb 30th
+		return time.Time{}, false
+	}
+	if m[2] == "" && !t.After(now) {
+		t = t.AddDate(1, 0, 0)
+	}
+	return t, true
+}
+
+// onWeekday reads weekdayRE's weekday, hour, minute, am or pm, and zone:
+// the next such time.
+func onWeekday(m []string, now time.Time) (time.Time, bool) {
+	hour, minute, ok := clockTime(m[1], m[2], m[3])
+	if !ok || m[2] == "" && m[3] == "" {
+		return time.Time{}, false
+	}
+	want := time.Weekday(strings.Index("sunmontuewedthufrisat", strings.ToLower(m[0])) / 3)
+	local := now.In(zone(m[4]))
+	t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, local.Location())
+	t = t.AddDate(0, 0, (int(want)-int(t.Weekday())+7)%7)
+	if !t.After(now) {
+		t = t.AddDate(0, 0, 7)
+	}
+	return t, true
+}
+
+// zone is the location a reset time names, or local time when it names
+// none or one this system does not know.
+func zone(name string) *time.Location {
+	if name != "" {
+		if loc, err := time.LoadLocation(name); err == nil {
+			return loc
+		}
+	}
+	return time.Local
 }
 
 // clockTime reads a time of day from its hour, minute ("" for none) and
@@ -209,6 +333,9 @@ func resetTime(text string, now time.Time) time.Time {
 func clockTime(h, m, ampm string) (hour, minute int, ok bool) {
 	hour, _ = strconv.Atoi(h)
 	minute, _ = strconv.Atoi(m)
+	if ampm != "" && (hour < 1 || hour > 12) {
+		return 0, 0, false // "13pm"
+	}
 	switch strings.ToLower(ampm) {
 	case "pm":
 		if hour < 12 {

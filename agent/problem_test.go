@@ -46,7 +46,7 @@ func TestClassify(t *testing.T) {
 		{"Quota exceeded. Check your plan and billing details.", Permanent, time.Time{}},
 		{"Your credit balance is too low to access the Anthropic API.", Permanent, time.Time{}},
 		{"When using Gemini API, you must specify the GEMINI_API_KEY environment variable.", Permanent, time.Time{}},
-		{"Opus weekly limit reached ∙ resets Mon 9am", RateLimited, time.Time{}},
+		{"Opus weekly limit reached ∙ resets Mon 9am", RateLimited, time.Date(2026, 3, 9, 9, 0, 0, 0, time.Local)},
 		{"Claude Pro plan limit reached", RateLimited, time.Time{}},
 		{"HTTP/1.1 429", RateLimited, time.Time{}},
 		{"request failed (429)", RateLimited, time.Time{}},
@@ -57,6 +57,47 @@ func TestClassify(t *testing.T) {
 		{"[API Error: You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. RESOURCE_EXHAUSTED]", RateLimited, time.Time{}},
 		{"Opus limit reached ∙ resets 5pm", RateLimited, time.Date(2026, 3, 4, 17, 0, 0, 0, time.Local)},
 		{"Claude Max limit reached", RateLimited, time.Time{}},
+		// A wait in any of the units and spellings the CLIs use.
+		{"5-hour limit reached ∙ resets in 1h30m", RateLimited, now.Add(90 * time.Minute)},
+		{"Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2m30s. Visit https://platform.openai.com/account/rate-limits to learn more.", RateLimited, now.Add(150 * time.Second)},
+		{"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000. Please try again in 1.5s.", RateLimited, now.Add(1500 * time.Millisecond)},
+		{"Rate limit reached for gpt-4o on requests per min (RPM): Limit 500. Please try again in 500ms.", RateLimited, now.Add(500 * time.Millisecond)},
+		{"Rate limit reached for 10KTPM-200RPM on tokens per min. Limit: 10000 / min. Please try again in 20ms. Contact us through our help center", RateLimited, now.Add(20 * time.Millisecond)},
+		{"You've hit your usage limit. To get more access now, send a request to your admin or try again in 3 days 6 hours 57 minutes.", RateLimited, now.Add(78*time.Hour + 57*time.Minute)},
+		{"You've hit your usage limit. Try again in 2 days 3 hours 5 minutes.", RateLimited, now.Add(51*time.Hour + 5*time.Minute)},
+		{"You've hit your session limit · resets in 1d 5h", RateLimited, now.Add(29 * time.Hour)},
+		{"TerminalQuotaError: You have exhausted your capacity on this model. Your quota will reset after 21h53m56s.", RateLimited, now.Add(21*time.Hour + 53*time.Minute + 56*time.Second)},
+		{`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34.5s"}]}}`, RateLimited, now.Add(34500 * time.Millisecond)},
+		{"429 Too Many Requests; retry-after: 12", RateLimited, now.Add(12 * time.Second)},
+		// A wait longer than any limit is cut to maxWait.
+		{"usage limit reached; resets in 400 days", RateLimited, now.Add(maxWait)},
+		{"usage limit reached; try again in 99999999999999999999 hours", RateLimited, now.Add(maxWait)},
+		// Claude Code's weekly limits, on a date or a weekday; a date
+		// without a year is the next one not past.
+		{"Weekly limit reached ∙ resets Nov 25, 5pm", RateLimited, time.Date(2026, 11, 25, 17, 0, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Sep 15 at 7pm", RateLimited, time.Date(2026, 9, 15, 19, 0, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Jul 31, 2am (UTC)", RateLimited, time.Date(2026, 7, 31, 2, 0, 0, 0, time.UTC)},
+		{"Weekly limit reached · resets Jan 12, 10:59am", RateLimited, time.Date(2027, 1, 12, 10, 59, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Mar 2 at 9am", RateLimited, time.Date(2027, 3, 2, 9, 0, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Mon 12:00am", RateLimited, time.Date(2026, 3, 9, 0, 0, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Tuesday 5pm", RateLimited, time.Date(2026, 3, 10, 17, 0, 0, 0, time.Local)},
+		{"You've hit your weekly limit · resets Wed 9am", RateLimited, time.Date(2026, 3, 11, 9, 0, 0, 0, time.Local)},
+		{"You've hit your Opus limit · resets 3:45pm", RateLimited, time.Date(2026, 3, 4, 15, 45, 0, 0, time.Local)},
+		{"You've hit your usage limit. Upgrade your plan or add credits to continue, or try again at Aug 10, 2026, 11:12 AM.", RateLimited, time.Date(2026, 8, 10, 11, 12, 0, 0, time.Local)},
+		// Numbers that are no reset: a count, a version, a line, a log
+		// line's time, a duration that is not a wait, a date that is none.
+		{"429 rate limited; the build had finished in 2.5s", RateLimited, time.Time{}},
+		{"API Error: 429 after 3 attempts in 20ms", RateLimited, time.Time{}},
+		{"rate limit reached (retry 3 of 5, client 2.1.4)", RateLimited, time.Time{}},
+		{"rate limit reached; retry at line 30 of main.go", RateLimited, time.Time{}},
+		{"Mar 04 09:59:58 host agent[42]: 429 Too Many Requests", RateLimited, time.Time{}},
+		{"2026-03-04 09:59:58 ERROR 429 rate limit exceeded", RateLimited, time.Time{}},
+		{"usage limit reached; wait 5 months", RateLimited, time.Time{}},
+		{"rate limited, try again in 5", RateLimited, time.Time{}},
+		{"You've hit your weekly limit · resets Monday", RateLimited, time.Time{}},
+		{"You've hit your weekly limit · resets Feb 30, 5pm", RateLimited, time.Time{}},
+		{"rate limit reached; try again on Mar 4 2 times", RateLimited, time.Time{}},
+		{"usage limit reached, resets at 13pm", RateLimited, time.Time{}},
 	}
 	for _, tt := range tests {
 		p := Classify(tt.text, now)
@@ -78,6 +119,31 @@ func TestClassify(t *testing.T) {
 		if p := Classify(text, now); p != nil {
 			t.Errorf("Classify(%q) = %+v, want nil", text, p)
 		}
+	}
+}
+
+// TestResetZone: a reset time in the zone Claude Code names is that
+// zone's, whatever ralph's own.
+func TestResetZone(t *testing.T) {
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC) // 19:00 in Tokyo
+	for text, want := range map[string]time.Time{
+		"Session limit reached · resets 8:30pm (Asia/Tokyo)":            time.Date(2026, 3, 4, 20, 30, 0, 0, tokyo),
+		"Weekly limit reached · resets 6pm (Asia/Tokyo)":                time.Date(2026, 3, 5, 18, 0, 0, 0, tokyo),
+		"You've hit your weekly limit · resets Mar 6, 4pm (Asia/Tokyo)": time.Date(2026, 3, 6, 16, 0, 0, 0, tokyo),
+		"You've hit your weekly limit · resets Thu 9am (Asia/Tokyo)":    time.Date(2026, 3, 5, 9, 0, 0, 0, tokyo),
+	} {
+		if p := Classify(text, now); p == nil || !p.ResetAt.Equal(want) {
+			t.Errorf("Classify(%q) = %+v, want a reset at %v", text, p, want)
+		}
+	}
+	// A zone this system does not know is local time.
+	local := Classify("You've hit your session limit · resets 8:30pm", now)
+	if p := Classify("You've hit your session limit · resets 8:30pm (Nowhere/Atlantis)", now); p == nil || local == nil || !p.ResetAt.Equal(local.ResetAt) {
+		t.Errorf("with an unknown zone: %+v, want %+v", p, local)
 	}
 }
 

@@ -236,10 +236,7 @@ func resetTime(text string, now time.Time) time.Time {
 		}
 		local := now.In(zone(m[5]))
 		t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, local.Location())
-		if !t.After(now) {
-			t = t.AddDate(0, 0, 1)
-		}
-		return t
+		return upcoming(t, now, 0, 1)
 	}
 	return time.Time{}
 }
@@ -294,8 +291,8 @@ func onDate(m []string, now time.Time) (time.Time, bool) {
 	if t.Day() != day { // Feb 30th
 		return time.Time{}, false
 	}
-	if m[2] == "" && !t.After(now) {
-		t = t.AddDate(1, 0, 0)
+	if m[2] == "" {
+		t = upcoming(t, now, 1, 0)
 	}
 	return t, true
 }
@@ -311,10 +308,26 @@ func onWeekday(m []string, now time.Time) (time.Time, bool) {
 	local := now.In(zone(m[4]))
 	t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, local.Location())
 	t = t.AddDate(0, 0, (int(want)-int(t.Weekday())+7)%7)
-	if !t.After(now) {
-		t = t.AddDate(0, 0, 7)
+	return upcoming(t, now, 0, 7), true
+}
+
+// justPassed is how long ago a reset time that names no year (or no day)
+// may be and still be the one that has just come rather than the next:
+// an agent asked again a moment after its limit lifted may repeat the time
+// it gave before. Read as the next one, "resets 3pm" at 3:00:05 would be a
+// day's wait. Such a time says nothing: the backoff tries again soon.
+const justPassed = time.Hour
+
+// upcoming returns t when it is still ahead; when it has passed, the next
+// such time, years and days later, or none (zero) when it passed just now.
+func upcoming(t, now time.Time, years, days int) time.Time {
+	switch {
+	case t.After(now):
+		return t
+	case now.Sub(t) < justPassed:
+		return time.Time{}
 	}
-	return t, true
+	return t.AddDate(years, 0, days)
 }
 
 // zone is the location a reset time names, or local time when it names

@@ -15,9 +15,17 @@ func TestClassify(t *testing.T) {
 		{"API Error: 429 {\"type\":\"rate_limit_error\"}", RateLimited, time.Time{}},
 		{"Claude AI usage limit reached|1751234400", RateLimited, time.Unix(1751234400, 0)},
 		{"5-hour limit reached ∙ resets 3pm", RateLimited, time.Date(2026, 3, 4, 15, 0, 0, 0, time.Local)},
+		// A time that has passed is the next one; one that passed just
+		// now (asked again as the limit lifted) is none, not a day's wait.
+		{"5-hour limit reached ∙ resets 8am", RateLimited, time.Date(2026, 3, 5, 8, 0, 0, 0, time.Local)},
+		{"5-hour limit reached ∙ resets 9:30am", RateLimited, time.Time{}},
+		{"Weekly limit reached ∙ resets Wed 9:30am", RateLimited, time.Time{}},
+		{"Weekly limit reached ∙ resets Wed 8am", RateLimited, time.Date(2026, 3, 11, 8, 0, 0, 0, time.Local)},
+		{"Weekly limit reached ∙ resets Mar 4, 9:30am", RateLimited, time.Time{}},
+		{"Weekly limit reached ∙ resets Mar 4, 8am", RateLimited, time.Date(2027, 3, 4, 8, 0, 0, 0, time.Local)},
 		{"You've hit your usage limit. Try again in 2 hours 5 minutes.", RateLimited, now.Add(2*time.Hour + 5*time.Minute)},
 		{"Rate limited; retry after 30 seconds", RateLimited, now.Add(30 * time.Second)},
-		{"usage limit reached, resets at 9:30 am", RateLimited, time.Date(2026, 3, 5, 9, 30, 0, 0, time.Local)},
+		{"usage limit reached, resets at 8:30 am", RateLimited, time.Date(2026, 3, 5, 8, 30, 0, 0, time.Local)},
 		{"quota exceeded until 2026-03-04T12:00:00Z", RateLimited, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)},
 		// A number after "retry" or "again" is a time only with "at", a
 		// minute or am/pm.

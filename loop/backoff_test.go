@@ -21,11 +21,20 @@ func TestBackoff(t *testing.T) {
 			t.Fatalf("backoff with jitter = %v, want within 20%% of 10s", got)
 		}
 	}
-	// The jitter spreads the capped waits below the cap, never past it.
+	// The jitter spreads the capped waits below the cap, never past it,
+	// and not onto it: waits at the cap itself would be in step.
+	atCap := 0
 	for range 100 {
-		if got := backoff(30*time.Second, 50, nil); got < 24*time.Minute || got > 30*time.Minute {
+		got := backoff(30*time.Second, 50, nil)
+		if got < 24*time.Minute || got > 30*time.Minute {
 			t.Fatalf("backoff(30s, 50) with jitter = %v, want within 20%% below 30m", got)
 		}
+		if got == 30*time.Minute {
+			atCap++
+		}
+	}
+	if atCap > 5 {
+		t.Errorf("%d of 100 capped waits were the cap itself", atCap)
 	}
 	// A base longer than the cap is the cap: it is what the person asked.
 	if got := backoff(time.Hour, 3, same); got != time.Hour {

@@ -1280,8 +1280,9 @@ func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Total
 
 // backoff is the wait before retry n (from 1): base, doubling, spread by
 // jitter so that many loops do not retry in step, and capped at maxBackoff,
-// or at base when that is longer (the jitter spreads the waits below the
-// cap, never past it).
+// or at base when that is longer. At the cap the jitter spreads the waits
+// below it, folded back rather than cut: cut, half of them would be the
+// cap itself, in step again.
 func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration) time.Duration {
 	limit := max(base, maxBackoff)
 	d := base
@@ -1294,7 +1295,10 @@ func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration
 	} else {
 		d = jitter(d)
 	}
-	return min(d, limit)
+	if d > limit {
+		d = 2*limit - d
+	}
+	return d
 }
 
 // baselineChecks are the checks with baseline = true.

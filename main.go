@@ -141,12 +141,13 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 func signalContext(parent context.Context, first func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
-	// A stop ralph was started ignoring stays ignored: under nohup it
-	// outlives the terminal, and as a background job of a script (which
-	// ignores Ctrl-C for it) it goes on when Ctrl-C stops the script. Such
-	// a signal is caught and dropped rather than left ignored, which the
-	// agent would inherit: the agent must still stop on the SIGINT of
-	// ralph's own stop.
+	// A hangup or a Ctrl-C ralph was started ignoring stays ignored: under
+	// nohup it outlives the terminal, and as a background job of a script
+	// (which ignores Ctrl-C for it) it goes on when Ctrl-C stops the
+	// script. (Go keeps only those two ignored as it starts: SIGTERM always
+	// stops ralph.) Such a signal is caught and dropped rather than left
+	// ignored, which the agent would inherit: the agent must still stop on
+	// the SIGINT of ralph's own stop.
 	dropped := make(chan os.Signal, 1) // never read: Notify drops what does not fit
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		if signal.Ignored(sig) {

@@ -53,6 +53,15 @@ func interruptible(args []string) int {
 }
 
 func TestScripts(t *testing.T) {
+	// The scripts stand for a person's Ctrl-C with kill -INT. When the
+	// tests were started ignoring SIGINT or SIGHUP (as a background job of
+	// a script), what the scripts start would inherit that, and ralph keeps
+	// such a signal ignored; caught here, they are at their defaults there.
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGHUP} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,

@@ -128,10 +128,9 @@ func loopAction(c *cli.Context, e env) error {
 				o.Err = view.writer(o.Err)
 			}
 		}
+		tty := isTerminal(os.Stdout)
 		err := loop.Run(c.Context, o)
-		// A reader that closed the pipe stopped the loop (see
-		// stopsOnSignal): the output it did not want is no loss.
-		if werr := out.Err(); werr != nil && !errors.Is(werr, syscall.EPIPE) {
+		if werr := out.Err(); werr != nil && !readerGone(werr, tty) {
 			if err == nil {
 				// A script must not take lost output for a clean run.
 				return fmt.Errorf("ralph's output could not be written: %w; the loop ran to its end, and %s has every iteration", werr, progressFile)
@@ -183,4 +182,12 @@ func stopped(c *cli.Context, now func() time.Time, err error) {
 		Event: loop.EventLoopStopped, Time: now().UTC(), ExitCode: &code, Reason: reason,
 		Message: "stopped: " + reason,
 	}, false)
+}
+
+// readerGone reports whether err, a write to stdout, says that its reader
+// is gone rather than that output was lost: a pipe whose reader closed it
+// (which stopped the loop, see stopsOnSignal), or a terminal that hung up
+// (on a ralph that outlives it, under nohup). The output was for them.
+func readerGone(err error, tty bool) bool {
+	return errors.Is(err, syscall.EPIPE) || tty && errors.Is(err, syscall.EIO)
 }

@@ -35,6 +35,14 @@ func TestCanDraw(t *testing.T) {
 // test where there is none to open.
 func openPTY(t *testing.T) *os.File {
 	t.Helper()
+	pts, _ := openPTYPair(t)
+	return pts
+}
+
+// openPTYPair returns both ends of a new pseudo-terminal: the terminal's,
+// and the one that stands for the terminal itself (closed, it hangs up).
+func openPTYPair(t *testing.T) (pts, ptm *os.File) {
+	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -48,10 +56,27 @@ func openPTY(t *testing.T) *os.File {
 	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ptm.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); errno != 0 {
 		t.Skipf("no pseudo-terminal: its number: %v", errno)
 	}
-	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
 	t.Cleanup(func() { pts.Close() })
-	return pts
+	return pts, ptm
+}
+
+// TestReaderGoneHangup: a write to a terminal that hung up fails with EIO,
+// which is a reader gone, not output lost; on a file it is output lost.
+func TestReaderGoneHangup(t *testing.T) {
+	tty, ptm := openPTYPair(t)
+	ptm.Close() // the terminal hangs up
+	_, err := tty.Write([]byte("line\n"))
+	if err == nil {
+		t.Skip("a write to a terminal that hung up did not fail here")
+	}
+	if !readerGone(err, true) {
+		t.Errorf("readerGone(%v, on a terminal) = false", err)
+	}
+	if readerGone(err, false) {
+		t.Errorf("readerGone(%v, on a file) = true", err)
+	}
 }

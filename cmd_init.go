@@ -160,7 +160,7 @@ func checksNote(cs []detectedCheck) string {
 // costLine is harness.toml's loop.max_cost_usd for the preset: set where
 // the agent reports its cost, and left as a comment where it cannot apply.
 func costLine(preset string) string {
-	if p, ok := agent.LookupPreset(preset); ok && !p.Format.ReportsCost() {
+	if p, ok := agent.LookupPreset(preset); ok && !p.ReportsCost() {
 		return fmt.Sprintf("# max_cost_usd = 25.0         # %s reports no cost: bound the run with max_tokens\n", preset)
 	}
 	return "max_cost_usd = 25.0           # where the agent reports its cost\n"

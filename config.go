@@ -410,6 +410,10 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	}
 	cfg.Argv = argv
 	cfg.Format = agent.ClaudeStreamJSON
+	if !a.set["price_input_per_mtok"] && !a.set["price_output_per_mtok"] && !a.set["base_url"] {
+		// The providers' own APIs say tokens, not what they cost.
+		cfg.NoCost = "the built-in API agent knows no cost without agent.price_input_per_mtok and agent.price_output_per_mtok"
+	}
 	cfg.PromptArg = false
 	cfg.SecretEnv = []string{keyEnv}
 }
@@ -465,12 +469,16 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 		}
 		cfg.Argv = slices.Concat(program, p.Argv[1:], a.args)
 		cfg.Format = p.Format
+		if !p.ReportsCost() {
+			cfg.NoCost = "the " + p.Name + " preset's output says no cost"
+		}
 		cfg.PromptFlag = p.PromptFlag
 		if !a.set["prompt"] {
 			cfg.PromptArg = p.PromptArg
 		}
 	case a.set["command"]:
 		cfg.Argv = slices.Concat(a.command, a.args)
+		cfg.NoCost = "a plain command's output says no cost"
 	default:
 		d.errorf("agent", "no agent: set agent.preset (e.g. \"claude\") or agent.command")
 	}

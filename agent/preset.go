@@ -17,6 +17,14 @@ type Preset struct {
 	// the prompt in one argument (see PromptArgs).
 	PromptFlag string
 	Format     Format
+	// NoCost says that the CLI's output says no cost, though its format
+	// could: cursor's result event has none.
+	NoCost bool
+}
+
+// ReportsCost reports whether the CLI's output says what a run cost.
+func (p Preset) ReportsCost() bool {
+	return p.Format.ReportsCost() && !p.NoCost
 }
 
 // presets are the agent CLIs ralph knows. Each one's flags make it run
@@ -68,6 +76,7 @@ var presets = map[string]Preset{
 		Argv:      []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force"},
 		PromptArg: true,
 		Format:    ClaudeStreamJSON,
+		NoCost:    true,
 	},
 	"copilot": {
 		// -p takes the prompt as its value; -s prints the response alone.

@@ -27,10 +27,13 @@ type Config struct {
 
 // AgentConfig says how to start the agent.
 type AgentConfig struct {
-	Argv        []string
-	PromptArg   bool
-	PromptFlag  string // with PromptArg: the flag that goes before the prompt
-	Format      agent.Format
+	Argv       []string
+	PromptArg  bool
+	PromptFlag string // with PromptArg: the flag that goes before the prompt
+	Format     agent.Format
+	// NoCost says why the agent's output says no cost, when it does not
+	// (loop.max_cost_usd then never stops the run); "" when it may.
+	NoCost      string
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 	Env         []string // "K=V" pairs added to ralph's own environment

@@ -166,9 +166,9 @@ func (w *conflictWatch) Write(p []byte) (int, error) {
 // costUnreported warns of a loop.max_cost_usd that can never stop the run:
 // the agent's output says no cost. "" when it may.
 func (o *Options) costUnreported() string {
-	a := o.Config.Agent
-	if o.Config.Limits.MaxCostUSD <= 0 || a.Format.ReportsCost() {
+	why := o.Config.Agent.NoCost
+	if o.Config.Limits.MaxCostUSD <= 0 || why == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: the agent's output (%s) says no cost; bound it with loop.max_tokens or loop.max_iterations", HarnessFile, o.Config.Limits.MaxCostUSD, a.Format)
+	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with loop.max_tokens or loop.max_iterations", HarnessFile, o.Config.Limits.MaxCostUSD, why)
 }

@@ -347,7 +347,7 @@ func Find(prog, dir string) error {
 		return &CannotRunError{Program: prog, Why: "is a directory: agent.command must name a program", Err: err}
 	case errors.Is(err, fs.ErrPermission):
 		if info, serr := os.Stat(path); serr == nil && info.Mode()&0o111 == 0 {
-			return &CannotRunError{Program: prog, Why: "is not executable: chmod +x " + prog, Err: err}
+			return &CannotRunError{Program: prog, Why: "is not executable: chmod +x " + shellWord(path), Err: err}
 		}
 		// Executable, and still refused: not this user's to run, or on
 		// a file system mounted noexec.
@@ -359,6 +359,17 @@ func Find(prog, dir string) error {
 		return &CannotRunError{Program: prog, Why: "cannot run: " + why, Err: err}
 	}
 	return nil
+}
+
+// shellWord quotes s for a shell when it holds more than letters, digits
+// and ./_+-: a path to paste into a command.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("./_+-", r)))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // inDir returns prog as a path relative to dir, when prog is a relative

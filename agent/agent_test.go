@@ -369,7 +369,7 @@ func TestFindCannotRun(t *testing.T) {
 	for _, tt := range []struct {
 		prog, want string // want "": found
 	}{
-		{"./noexec.sh", `agent program "./noexec.sh" is not executable: chmod +x ./noexec.sh`},
+		{"./noexec.sh", `agent program "./noexec.sh" is not executable: chmod +x ` + shellWord(filepath.Join(dir, "noexec.sh"))},
 		{"./dir", `agent program "./dir" is a directory: agent.command must name a program`},
 		{filepath.Join(dir, "dir"), `agent program "` + filepath.Join(dir, "dir") + `" is a directory: agent.command must name a program`},
 		{"./bad.sh", `agent program "./bad.sh" cannot run: its interpreter /nonexistent/interp (its #! line) is not found: install it, or correct the #! line`},
@@ -577,5 +577,19 @@ func TestPromptArgTooLong(t *testing.T) {
 	o.Prompt = strings.Repeat("x", MaxArg)
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Errorf("a prompt of %d bytes: %v", MaxArg, err)
+	}
+}
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"/work/agent.sh":      "/work/agent.sh",
+		"./my-agent_2.sh":     "./my-agent_2.sh",
+		"/my work/agent.sh":   "'/my work/agent.sh'",
+		"/it's/agent.sh":      `'/it'\''s/agent.sh'`,
+		"/tmp/$HOME/agent.sh": "'/tmp/$HOME/agent.sh'",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

@@ -153,7 +153,13 @@ func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
 		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(guardPatterns(g.Protect)...)}
-		if name := o.Config.PromptTemplateName; name != "" && filepath.IsLocal(name) {
+		name := o.Config.PromptTemplateName
+		if filepath.IsAbs(name) {
+			// One named by its whole path may be in the project all
+			// the same.
+			name, _ = filepath.Rel(o.Dir, name)
+		}
+		if name != "" && filepath.IsLocal(name) {
 			o.globs.template = filepath.ToSlash(filepath.Clean(name))
 		}
 	}
@@ -207,6 +213,17 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 		if globs.protects(f.name) {
 			if st, ok := keep(f, true); ok {
 				s.protected[f.name] = st
+			}
+		}
+	}
+	// The template is kept even when git ignores it, and the listing
+	// leaves it out.
+	if name := globs.template; name != "" {
+		if _, listed := s.protected[name]; !listed {
+			if info, err := os.Lstat(filepath.Join(o.Dir, name)); err == nil {
+				if st, ok := keep(fileInfo{name, info}, true); ok {
+					s.protected[name] = st
+				}
 			}
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -99,12 +98,6 @@ const maxGitMessage = 1000
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
-	// In a process group of its own, with what it runs: a Ctrl-C at the
-	// terminal, or a hangup, is ralph's to act on (it lets a commit it
-	// began finish, or ignores a signal it was started ignoring), not
-	// git's. ctx stops the group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A program git started (a signer, a filter) may hold its output open
 	// after git is killed: it is left to killOrphans.
 	cmd.WaitDelay = time.Second

@@ -161,7 +161,11 @@ func checksNote(cs []detectedCheck) string {
 // the agent reports its cost, and left as a comment where it cannot apply.
 func costLine(preset string) string {
 	if p, ok := agent.LookupPreset(preset); ok && !p.ReportsCost() {
-		return fmt.Sprintf("# max_cost_usd = 25.0         # %s reports no cost: bound the run with max_tokens\n", preset)
+		bound := "max_tokens"
+		if p.Format == agent.Text {
+			bound = "max_iterations" // no tokens either
+		}
+		return fmt.Sprintf("# max_cost_usd = 25.0         # %s reports no cost: bound the run with %s\n", preset, bound)
 	}
 	return "max_cost_usd = 25.0           # where the agent reports its cost\n"
 }

@@ -128,7 +128,7 @@ func loopAction(c *cli.Context, e env) error {
 				o.Err = view.writer(o.Err)
 			}
 		}
-		tty := isTerminal(os.Stdout)
+		tty := fileOf(c.App.Writer) == os.Stdout && isTerminal(os.Stdout)
 		err := loop.Run(c.Context, o)
 		if werr := out.Err(); werr != nil && !readerGone(werr, tty) {
 			if err == nil {
@@ -187,7 +187,8 @@ func stopped(c *cli.Context, now func() time.Time, err error) {
 // readerGone reports whether err, a write to stdout, says that its reader
 // is gone rather than that output was lost: a pipe whose reader closed it
 // (which stopped the loop, see stopsOnSignal), or a terminal that hung up
-// (on a ralph that outlives it, under nohup). The output was for them.
+// (on a ralph that outlives it: disowned, or started ignoring SIGHUP). The
+// output was for them.
 func readerGone(err error, tty bool) bool {
 	return errors.Is(err, syscall.EPIPE) || tty && errors.Is(err, syscall.EIO)
 }

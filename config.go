@@ -410,8 +410,9 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	}
 	cfg.Argv = argv
 	cfg.Format = agent.ClaudeStreamJSON
-	if !a.set["price_input_per_mtok"] && !a.set["price_output_per_mtok"] && !a.set["base_url"] {
-		// The providers' own APIs say tokens, not what they cost.
+	// The providers' own APIs say tokens, not what they cost; an
+	// OpenAI-compatible one elsewhere may (OpenRouter's does).
+	if k.priceInput <= 0 && k.priceOutput <= 0 && !(k.name == api.OpenAI && a.set["base_url"]) {
 		cfg.NoCost = "the built-in API agent knows no cost without agent.price_input_per_mtok and agent.price_output_per_mtok"
 	}
 	cfg.PromptArg = false

@@ -193,7 +193,8 @@ const maxWait = 31 * 24 * time.Hour
 
 // resetTime finds when a rate limit lifts, from the forms agents print;
 // zero when the text does not say. A time of day without a date is the
-// next one; a date without a year is the next one not past.
+// next one, and a date without a year the next one not past, but for one
+// that passed just now, which is none (see upcoming).
 func resetTime(text string, now time.Time) time.Time {
 	if m := epochRE().FindStringSubmatch(text); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {

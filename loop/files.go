@@ -153,14 +153,12 @@ func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
 		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(guardPatterns(g.Protect)...)}
-		name := o.Config.PromptTemplateName
-		if filepath.IsAbs(name) {
-			// One named by its whole path may be in the project all
-			// the same.
-			name, _ = filepath.Rel(o.Dir, name)
-		}
-		if name != "" && filepath.IsLocal(name) {
-			o.globs.template = filepath.ToSlash(filepath.Clean(name))
+		// Named as harness.toml's loader reads it: within the work
+		// directory, whatever its leading "/" or "./".
+		if name := o.Config.PromptTemplateName; name != "" {
+			if rel, err := filepath.Rel(o.Dir, filepath.Join(o.Dir, name)); err == nil && filepath.IsLocal(rel) {
+				o.globs.template = filepath.ToSlash(rel)
+			}
 		}
 	}
 	return o.globs

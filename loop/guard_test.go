@@ -251,3 +251,21 @@ func TestGuardPatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateGlob: the prompt template is protected where harness.toml's
+// loader reads it, within the work directory, however it is written.
+func TestTemplateGlob(t *testing.T) {
+	for name, want := range map[string]string{
+		"p.tmpl":              "p.tmpl",
+		"./prompts/p.tmpl":    "prompts/p.tmpl",
+		"/p.tmpl":             "p.tmpl", // the loader joins it to the work directory too
+		"prompts/../p.tmpl":   "p.tmpl",
+		"../elsewhere/p.tmpl": "",
+		"":                    "",
+	} {
+		o := &Options{Dir: "/work", Config: Config{PromptTemplateName: name}}
+		if got := o.guardGlobs().template; got != want {
+			t.Errorf("template %q is guarded as %q, want %q", name, got, want)
+		}
+	}
+}

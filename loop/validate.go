@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/progress"
@@ -170,5 +171,9 @@ func (o *Options) costUnreported() string {
 	if o.Config.Limits.MaxCostUSD <= 0 || why == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with loop.max_tokens or loop.max_iterations", HarnessFile, o.Config.Limits.MaxCostUSD, why)
+	bound := "loop.max_tokens or loop.max_iterations"
+	if o.Config.Agent.Format == agent.Text {
+		bound = "loop.max_iterations or loop.max_duration" // no tokens either
+	}
+	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with %s", HarnessFile, o.Config.Limits.MaxCostUSD, why, bound)
 }

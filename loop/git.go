@@ -33,6 +33,15 @@ func gitIdentity(ctx context.Context, dir string) bool {
 	return true
 }
 
+// committer refuses a run that is to commit when git does not know who
+// commits: every commit of it would fail, and leave no checkpoint.
+func (o *Options) committer(ctx context.Context) error {
+	if !o.Config.Commit || !o.gitTree(ctx) || gitIdentity(ctx, o.Dir) {
+		return nil
+	}
+	return &InputError{Err: fmt.Errorf("git.commit is on, but git does not know who commits: set user.name and user.email (git config user.email you@example.com), or set git.commit = false in %s", HarnessFile)}
+}
+
 // gitTree is inWorkTree for the loop's directory, asked once per run: git
 // is not started for nothing on every iteration outside a work tree.
 func (o *Options) gitTree(ctx context.Context) bool {

@@ -127,9 +127,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
 		return err
 	}
-	if o.Config.Commit && o.gitTree(ctx) && !gitIdentity(ctx, o.Dir) && ctx.Err() == nil {
-		// Every commit of the run would fail, and leave no checkpoint.
-		return &InputError{Err: fmt.Errorf("git.commit is on, but git does not know who commits: set user.name and user.email (git config user.email you@example.com), or set git.commit = false in %s", HarnessFile)}
+	if err := o.committer(ctx); err != nil && ctx.Err() == nil {
+		return err
 	}
 	ledger, err := progress.Open(o.path(ProgressFile))
 	if err != nil {

@@ -46,6 +46,9 @@ func Validate(o Options) (Validation, error) {
 	if _, err := o.template(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := o.committer(context.Background()); err != nil {
+		errs = append(errs, err)
+	}
 	if w := o.costUnreported(); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}

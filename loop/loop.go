@@ -1462,9 +1462,12 @@ func (it *iteration) failed(err error) error {
 // judged tells the iteration's outcome, the entry's, and why: each
 // iteration that the ledger records has its iteration.judged, verdict or
 // not.
-func (it *iteration) judged(reason string) {
-	e := &it.entry
-	it.o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason,
+func (it *iteration) judged(reason string) { it.o.judged(&it.entry, reason) }
+
+// judged is iteration.judged for e, an entry the ledger records: an
+// iteration's own, or one a stopped ralph left open (see resumeInFlight).
+func (o *Options) judged(e *progress.Entry, reason string) {
+	o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason,
 		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, reason)})
 }
 

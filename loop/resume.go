@@ -194,9 +194,7 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 		return err
 	}
 	o.warn("iteration %d (%s) was cut short: the ralph running it stopped before it ended; recorded it as interrupted", m.Iteration, m.StoryID)
-	reason := "the ralph running it stopped before it ended"
-	o.emit(Event{Event: EventIterationJudged, Iteration: e.Iteration, Story: e.StoryID, Outcome: e.Outcome, Reason: reason,
-		Message: fmt.Sprintf("%s → %s: %s", e.StoryID, e.Outcome, reason)})
+	o.judged(&e, "the ralph running it stopped before it ended")
 	return nil
 }
 

@@ -129,20 +129,24 @@ func (t *Template) Samples() ([]string, error) {
 	}
 	var out []string
 	for _, s := range samples {
-		var b strings.Builder
-		if err := t.t.Execute(&b, s.p); err != nil {
-			return nil, fmt.Errorf("render prompt template with %s: %w", s.name, err)
+		prompt, err := t.render(s.p, " with "+s.name)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, b.String())
+		out = append(out, prompt)
 	}
 	return out, nil
 }
 
 // Render executes the template with p.
-func (t *Template) Render(p Prompt) (string, error) {
+func (t *Template) Render(p Prompt) (string, error) { return t.render(p, "") }
+
+// render executes the template with p; an error says what it rendered,
+// with which data.
+func (t *Template) render(p Prompt, with string) (string, error) {
 	var b strings.Builder
 	if err := t.t.Execute(&b, p); err != nil {
-		return "", fmt.Errorf("render prompt template: %w", err)
+		return "", fmt.Errorf("render prompt template%s: %w", with, err)
 	}
 	return b.String(), nil
 }

@@ -162,8 +162,8 @@ func checksNote(cs []detectedCheck) string {
 func costLine(preset string) string {
 	if p, ok := agent.LookupPreset(preset); ok && !p.ReportsCost() {
 		bound := "max_tokens"
-		if p.Format == agent.Text {
-			bound = "max_iterations" // no tokens either
+		if !p.Format.ReportsTokens() {
+			bound = "max_iterations"
 		}
 		return fmt.Sprintf("# max_cost_usd = 25.0         # %s reports no cost: bound the run with %s\n", preset, bound)
 	}

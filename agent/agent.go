@@ -79,6 +79,10 @@ func (f Format) ReportsCost() bool {
 	return f == ClaudeStreamJSON || f == OpenCodeJSON
 }
 
+// ReportsTokens reports whether output of the format can say how many
+// tokens a run spent: all but plain text.
+func (f Format) ReportsTokens() bool { return f != Text }
+
 // Reasons for Result.Stopped.
 const (
 	StoppedTimeout     = "timeout"

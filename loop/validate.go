@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/progress"
@@ -175,8 +174,8 @@ func (o *Options) costUnreported() string {
 		return ""
 	}
 	bound := "loop.max_tokens or loop.max_iterations"
-	if o.Config.Agent.Format == agent.Text {
-		bound = "loop.max_iterations or loop.max_duration" // no tokens either
+	if !o.Config.Agent.Format.ReportsTokens() {
+		bound = "loop.max_iterations or loop.max_duration"
 	}
 	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with %s", HarnessFile, o.Config.Limits.MaxCostUSD, why, bound)
 }

@@ -181,7 +181,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, errors.New("run agent: empty command")
 	}
 	prog := o.Argv[0]
-	if err := Find(prog, o.Dir); err != nil {
+	// The #! line was read where the settings were (see Find): not again
+	// in every iteration of a run of days.
+	if _, err := lookup(prog, o.Dir); err != nil {
 		return res, err
 	}
 	if ctx.Err() != nil {
@@ -342,27 +344,36 @@ const MaxArg = 128<<10 - 1
 // a program that is not there, a *CannotRunError for one that is and
 // cannot run (see CannotRunError).
 func Find(prog, dir string) error {
-	path := inDir(prog, dir)
-	found, err := exec.LookPath(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
-		return &NotFoundError{Program: prog, Err: err}
-	case errors.Is(err, syscall.EISDIR):
-		return &CannotRunError{Program: prog, Why: "is a directory: agent.command must name a program", Err: err}
-	case errors.Is(err, fs.ErrPermission):
-		if info, serr := os.Stat(path); serr == nil && info.Mode()&0o111 == 0 {
-			return &CannotRunError{Program: prog, Why: "is not executable: chmod +x " + shellWord(path), Err: err}
-		}
-		// Executable, and still refused: not this user's to run, or on
-		// a file system mounted noexec.
-		return &CannotRunError{Program: prog, Why: "cannot run: permission denied", Err: err}
-	case err != nil:
-		return &NotFoundError{Program: prog, Err: err}
+	found, err := lookup(prog, dir)
+	if err != nil {
+		return err
 	}
 	if why, err := interpreter(found, dir); why != "" {
 		return &CannotRunError{Program: prog, Why: "cannot run: " + why, Err: err}
 	}
 	return nil
+}
+
+// lookup is Find but for the #! line: it returns where prog is.
+func lookup(prog, dir string) (string, error) {
+	path := inDir(prog, dir)
+	found, err := exec.LookPath(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
+		return "", &NotFoundError{Program: prog, Err: err}
+	case errors.Is(err, syscall.EISDIR):
+		return "", &CannotRunError{Program: prog, Why: "is a directory: agent.command must name a program", Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		if info, serr := os.Stat(path); serr == nil && info.Mode()&0o111 == 0 {
+			return "", &CannotRunError{Program: prog, Why: "is not executable: chmod +x " + shellWord(path), Err: err}
+		}
+		// Executable, and still refused: not this user's to run, or on
+		// a file system mounted noexec.
+		return "", &CannotRunError{Program: prog, Why: "cannot run: permission denied", Err: err}
+	case err != nil:
+		return "", &NotFoundError{Program: prog, Err: err}
+	}
+	return found, nil
 }
 
 // shellWord quotes s for a shell when it holds more than letters, digits

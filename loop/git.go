@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -73,6 +74,17 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 	}
 	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
 	return strings.TrimSpace(out), err
+}
+
+// hungUp reports whether a git command ended because a terminal's Ctrl-C
+// or hangup reached it (SIGINT or SIGHUP: ralph stops git with SIGKILL).
+func hungUp(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGHUP)
 }
 
 // gitDetached reports whether the work tree at dir has no branch checked

@@ -212,12 +212,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
-		ctx := context.WithoutCancel(ctx)
+		stop, ctx := ctx, context.WithoutCancel(ctx)
 		if _, err := git(ctx, o.Dir, "check-ignore", "--quiet", "--", ProgressFile); err == nil {
 			return // untracked and ignored: the person keeps the ledger out of git
 		}
 		var cerr error
-		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(ctx, ProgressFile, msg) })
+		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(stop, ProgressFile, msg) })
 		if cerr != nil {
 			o.warn("commit of %s: %v", ProgressFile, cerr)
 		}
@@ -1494,14 +1494,27 @@ func (it *iteration) interrupted() error {
 	return stopf(InterruptedStop, "interrupted during iteration %d (%s); run `ralph loop` again to resume", it.entry.Iteration, it.entry.StoryID)
 }
 
-// commit is gitCommit in the work directory. A commit that fails on an
+// commit is gitCommit in the work directory, made whether or not stop is
+// done: a commit ralph has begun is finished after the first signal, and
+// stopped by the second (see gitCommit).
+//
+// Two failures are tried once more. A Ctrl-C or a hangup at the terminal
+// goes to its whole foreground process group: to git and the programs it
+// runs (a signer) as well as ralph, and git cannot be kept from it (it
+// handles the signal itself, ignored or not). So a commit that a first
+// signal cut short is made again, after it. And a commit that fails on an
 // index.lock that no git holds (one killed during a commit left it: an
 // agent's git that ralph stopped, say) clears it and tries once more:
 // otherwise every commit of the run would fail. What git's programs (a
 // filter the repository names, say) left running is killed after it.
-func (o *Options) commit(ctx context.Context, pathspec, msg string) (string, error) {
+func (o *Options) commit(stop context.Context, pathspec, msg string) (string, error) {
 	defer o.killOrphans("git")
+	ctx := context.WithoutCancel(stop)
+	stopping := stop.Err() != nil
 	id, err := gitCommit(ctx, o.Dir, pathspec, msg)
+	if err != nil && !proc.Killed() && (!stopping && stop.Err() != nil || hungUp(err)) {
+		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
+	}
 	if err != nil && strings.Contains(err.Error(), "index.lock") {
 		o.clearIndexLock(ctx)
 		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
@@ -1531,7 +1544,7 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		msg = progress.Clean(msg)
 		// An entry with no commit line is one whose commit was not tried.
 		undone, err := o.underGit(ctx, it.ledger, &it.files, it.entry.StoryID, func() {
-			id, err := o.commit(context.WithoutCancel(ctx), ".", msg)
+			id, err := o.commit(ctx, ".", msg)
 			switch {
 			case err != nil:
 				o.warn("%v (the changes stay in the work tree)", err)

@@ -340,6 +340,16 @@ func KillAll() {
 	})
 }
 
+// Killed reports whether KillAll has run: the user asked twice.
+func Killed() bool {
+	select {
+	case <-killed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Pid returns the process id of the group leader, which is also the process
 // group id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }

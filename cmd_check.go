@@ -75,10 +75,14 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 		}
 	}
 	fmt.Fprintf(w, "%s, %d required failing\n", plural.Of(len(results), "1 check run", "%d checks run"), failed)
-	if w.err != nil {
+	switch {
+	case failed > 0 && outputGone(w.err):
+		// The exit status is the verdict, read or not
+		// (`ralph check | grep -q FAIL`).
+		return errChecksFailed
+	case w.err != nil:
 		return w.err
-	}
-	if failed > 0 {
+	case failed > 0:
 		return errChecksFailed
 	}
 	return nil

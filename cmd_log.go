@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -73,9 +72,8 @@ last 10 entries; -n 0 shows only new ones.`,
 			if ferr := out.Flush(); err == nil {
 				err = ferr
 			}
-			if errors.Is(err, syscall.EPIPE) {
-				return nil // the reader has what it wanted (`ralph log | head`)
-			}
+			// A reader gone (`ralph log | head`) has what it wanted: exit 0
+			// (see exitCode).
 			if err != nil {
 				return err
 			}
@@ -94,16 +92,12 @@ last 10 entries; -n 0 shows only new ones.`,
 					after = last[0].Iteration
 				}
 			}
-			err = follow(c, path, after, func(e progress.Entry) error {
+			return follow(c, path, after, func(e progress.Entry) error {
 				if err := print(e); err != nil {
 					return err
 				}
 				return out.Flush()
 			})
-			if errors.Is(err, syscall.EPIPE) {
-				return nil
-			}
-			return err
 		})),
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -128,9 +126,10 @@ func loopAction(c *cli.Context, e env) error {
 				o.Err = view.writer(o.Err)
 			}
 		}
-		tty := fileOf(c.App.Writer) == os.Stdout && isTerminal(os.Stdout)
 		err := loop.Run(c.Context, o)
-		if werr := out.Err(); werr != nil && !readerGone(werr, tty) {
+		// A reader that went away stopped the loop (see stopsOnSignal):
+		// the output was for it.
+		if werr := out.Err(); werr != nil && !outputGone(werr) {
 			if err == nil {
 				// A script must not take lost output for a clean run.
 				return fmt.Errorf("ralph's output could not be written: %w; the loop ran to its end, and %s has every iteration", werr, progressFile)
@@ -182,13 +181,4 @@ func stopped(c *cli.Context, now func() time.Time, err error) {
 		Event: loop.EventLoopStopped, Time: now().UTC(), ExitCode: &code, Reason: reason,
 		Message: "stopped: " + reason,
 	}, false)
-}
-
-// readerGone reports whether err, a write to stdout, says that its reader
-// is gone rather than that output was lost: a pipe whose reader closed it
-// (which stopped the loop, see stopsOnSignal), or a terminal that hung up
-// (on a ralph that outlives it: disowned, or started ignoring SIGHUP). The
-// output was for them.
-func readerGone(err error, tty bool) bool {
-	return errors.Is(err, syscall.EPIPE) || tty && errors.Is(err, syscall.EIO)
 }

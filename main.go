@@ -58,6 +58,17 @@ type env struct {
 // the loop's narration and the agent's streamed output; diagnostics go to
 // stderr as "ralph: error: …", optionally followed by "ralph: hint: …" lines.
 func run(args []string, stdout, stderr io.Writer, e env) int {
+	// A write into a pipe whose reader is gone fails with EPIPE instead of
+	// raising SIGPIPE, which would end ralph at once, with 141, in
+	// whatever it was doing (init between two of its files): each command
+	// ends as it would otherwise, and one whose only trouble is that
+	// nobody reads its output any more ends quietly with exit 0 (see
+	// exitCode), as `ralph status | head -1` should. SIGPIPE stays caught
+	// until ralph exits, so that its last words into a closed pipe (an
+	// error, with 2>&1) do not end it with 141 in place of its own exit
+	// status. Caught, it is at its default again in the programs ralph
+	// starts. The loop takes it as a stop besides (see signalContext).
+	signal.Notify(pipeSignals, syscall.SIGPIPE)
 	stdout, stderr = newOutlet(stdout), newOutlet(stderr)
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(context.Background(), args)
@@ -67,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 	}
 	return code
 }
+
+// pipeSignals is where SIGPIPE is caught to be dropped (see run): never
+// read, Notify drops what does not fit.
+var pipeSignals = make(chan os.Signal, 1)
 
 // stickyWriter keeps the first error of the writes through it, so that a
 // command printing line after line can say once, at its end, that its output
@@ -157,9 +172,9 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 		}
 	}
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
-	// ralph as a first signal does, not at once, mid-iteration, as it would
-	// a program that leaves SIGPIPE alone; every such write after it raises
-	// the signal again, and is no second one.
+	// ralph as a first signal does: the loop would otherwise go on with no
+	// one to see it. Every such write after it raises the signal again,
+	// and is no second one.
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	done := make(chan struct{})
@@ -182,9 +197,9 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 			}
 		}
 	}()
-	// SIGPIPE stays caught until ralph exits: its last words into a closed
-	// pipe (`ralph: stopped: …` with 2>&1) must not end it with 141 in
-	// place of its own exit status.
+	// SIGPIPE stays caught after, as run has it: ralph's last words into a
+	// closed pipe (`ralph: stopped: …` with 2>&1) must not end it with 141
+	// in place of its own exit status.
 	return ctx, func() {
 		signal.Stop(sigs)
 		signal.Stop(dropped)
@@ -258,6 +273,12 @@ func exitCode(err error) int {
 	var stopped *loop.StopError
 	var cannotRun *agent.CannotRunError
 	switch {
+	case outputGone(err):
+		// All that went wrong is that the reader of ralph's output went
+		// away (`ralph status | head -1`): it has what it wanted. A
+		// command whose exit status is a verdict (`ralph check`) returns
+		// that instead.
+		return exitOK
 	case errors.As(err, &usage), errors.As(err, &input):
 		return exitUsage
 	case errors.As(err, &cannotRun):

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -21,11 +23,15 @@ const outletGrace = 2 * time.Second
 // later one: ralph then records the interrupted iteration and exits,
 // instead of waiting forever in a write while the signal goes unheeded.
 //
+// A write that fails because the reader is gone returns a
+// *readerGoneError, which tells the reader's going from lost output.
+//
 // The write itself runs in a goroutine of the outlet's own, which may stay
 // blocked in it until the process ends; the caller's bytes are copied
 // first, so that it may reuse them once Write has returned.
 type outlet struct {
-	f *os.File
+	f   *os.File
+	tty bool // f is a terminal: its hangup is its reader going too
 
 	mu      sync.Mutex // one write at a time, in order
 	buf     []byte     // the bytes handed to the goroutine
@@ -49,7 +55,8 @@ func newOutlet(w io.Writer) io.Writer {
 	if err != nil {
 		return w
 	}
-	if info.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 && !isTerminal(f) {
+	tty := isTerminal(f)
+	if info.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 && !tty {
 		return w
 	}
 	if info.Mode()&os.ModeNamedPipe != 0 {
@@ -57,7 +64,7 @@ func newOutlet(w io.Writer) io.Writer {
 		// tee, a script), which reads more at a time.
 		proc.GrowPipe(f)
 	}
-	o := &outlet{f: f, todo: make(chan []byte), done: make(chan error), stopping: make(chan struct{})}
+	o := &outlet{f: f, tty: tty, todo: make(chan []byte), done: make(chan error), stopping: make(chan struct{})}
 	go func() {
 		for p := range o.todo {
 			_, err := f.Write(p)
@@ -95,9 +102,36 @@ func (o *outlet) Write(p []byte) (int, error) {
 
 func (o *outlet) result(p []byte, err error) (int, error) {
 	if err != nil {
+		if readerGone(err, o.tty) {
+			return 0, &readerGoneError{err: err}
+		}
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// readerGone reports whether err, a write to an output, says that its
+// reader is gone rather than that output was lost: a pipe whose reader
+// closed it, or a terminal that hung up (on a ralph that outlives it:
+// disowned, or started ignoring SIGHUP). The output was for them.
+func readerGone(err error, tty bool) bool {
+	return errors.Is(err, syscall.EPIPE) || tty && errors.Is(err, syscall.EIO)
+}
+
+// readerGoneError is a write to an outlet that failed because its reader is
+// gone (`ralph status | head -1`, once head has its line). A command that
+// fails with it alone ends quietly with exit 0 (see exitCode): the reader
+// has what it wanted, and no one reads what ralph would say about it.
+type readerGoneError struct{ err error }
+
+func (e *readerGoneError) Error() string { return e.err.Error() }
+func (e *readerGoneError) Unwrap() error { return e.err }
+
+// outputGone reports whether err is, or wraps, a write that failed because
+// its reader is gone.
+func outputGone(err error) bool {
+	var gone *readerGoneError
+	return errors.As(err, &gone)
 }
 
 // stop says that ralph is stopping: from now on, a write blocked for

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -80,5 +82,31 @@ func TestOutletOnlyWhereNeeded(t *testing.T) {
 	defer w.Close()
 	if fileOf(newOutlet(w)) != w {
 		t.Errorf("fileOf(an outlet) is not its file")
+	}
+}
+
+// TestOutletReaderGone: a write into a pipe whose reader is gone fails with
+// an error that says so, which ends a command with exit 0; output lost for
+// another reason is still an error.
+func TestOutletReaderGone(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r.Close()
+	_, err = newOutlet(w).Write([]byte("a line nobody reads\n"))
+	if !outputGone(err) || !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("Write into a pipe without a reader = %v, want the reader gone (EPIPE)", err)
+	}
+	if code := exitCode(fmt.Errorf("print: %w", err)); code != exitOK {
+		t.Errorf("exitCode(the reader gone) = %d, want %d", code, exitOK)
+	}
+	lost := &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+	if outputGone(lost) {
+		t.Errorf("outputGone(%v) = true", lost)
+	}
+	if code := exitCode(lost); code != exitRuntime {
+		t.Errorf("exitCode(%v) = %d, want %d", lost, code, exitRuntime)
 	}
 }

@@ -359,6 +359,14 @@ func lookup(prog, dir string) (string, error) {
 	path := inDir(prog, dir)
 	found, err := exec.LookPath(path)
 	switch {
+	case errors.Is(err, exec.ErrDot):
+		// Only a relative directory in $PATH has it ("bin", "."), which
+		// names another directory wherever ralph starts: often the work
+		// directory, where the agent writes, and a program left there
+		// would run as the agent. Go's exec does not run what such an
+		// entry finds, and ralph does not either; it says so, and how to
+		// name the program instead, rather than "not found, install it".
+		return "", &CannotRunError{Program: prog, Why: foundRelative(found, dir), Err: err}
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
 		return "", &NotFoundError{Program: prog, Err: err}
 	case errors.Is(err, syscall.EISDIR):
@@ -374,6 +382,24 @@ func lookup(prog, dir string) (string, error) {
 		return "", &NotFoundError{Program: prog, Err: err}
 	}
 	return found, nil
+}
+
+// foundRelative says that a program was found at found, relative to
+// ralph's current directory, through a relative directory in $PATH, and
+// what to set instead: its path relative to dir, where the agent starts,
+// when it is in dir, or else its absolute path.
+func foundRelative(found, dir string) string {
+	path, err := filepath.Abs(found)
+	if err != nil {
+		path = found
+	}
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		if rel, err := filepath.Rel(abs, path); err == nil && filepath.IsLocal(rel) {
+			path = "./" + filepath.ToSlash(rel)
+		}
+	}
+	return fmt.Sprintf("is found only through a relative directory in $PATH (%q), which ralph does not run programs from: put the directory in PATH as an absolute path, or set agent.command = [%q]",
+		filepath.Dir(found), path)
 }
 
 // shellWord quotes s for a shell when it holds more than letters, digits

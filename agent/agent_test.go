@@ -564,6 +564,51 @@ func TestFindRelativeDir(t *testing.T) {
 	}
 }
 
+// TestFindRelativePATH: a program that only a relative directory in $PATH
+// has is refused, as Go's exec refuses it, with what to set instead (its
+// path from where the agent starts, or its absolute path when it is not
+// under it): no *NotFoundError that says to install it.
+func TestFindRelativePATH(t *testing.T) {
+	top := t.TempDir()
+	t.Chdir(top)
+	for _, d := range []string{"bin", "work/bin"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "myagent"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := filepath.Join(top, "work")
+	for _, tt := range []struct {
+		path, dir, want string
+	}{
+		{"bin", top, `agent program "myagent" is found only through a relative directory in $PATH ("bin"), which ralph does not run programs from: put the directory in PATH as an absolute path, or set agent.command = ["./bin/myagent"]`},
+		{"./work/bin", work, `agent program "myagent" is found only through a relative directory in $PATH ("work/bin"), which ralph does not run programs from: put the directory in PATH as an absolute path, or set agent.command = ["./bin/myagent"]`},
+		{"bin", work, `agent program "myagent" is found only through a relative directory in $PATH ("bin"), which ralph does not run programs from: put the directory in PATH as an absolute path, or set agent.command = ["` + filepath.Join(top, "bin", "myagent") + `"]`},
+		{"", top + "/bin", `agent program "myagent" is found only through a relative directory in $PATH ("."), which ralph does not run programs from: put the directory in PATH as an absolute path, or set agent.command = ["./myagent"]`},
+	} {
+		t.Setenv("PATH", tt.path+string(filepath.ListSeparator)+"/nonexistent")
+		if tt.path == "" {
+			t.Chdir(filepath.Join(top, "bin"))
+		}
+		err := Find("myagent", tt.dir)
+		var cr *CannotRunError
+		var nf *NotFoundError
+		switch {
+		case !errors.As(err, &cr) || errors.As(err, &nf):
+			t.Errorf("PATH=%s: Find = %v, want a *CannotRunError", tt.path, err)
+		case err.Error() != tt.want:
+			t.Errorf("PATH=%s: Find = %q, want %q", tt.path, err, tt.want)
+		}
+	}
+	// The same directory, absolute, is searched.
+	t.Setenv("PATH", filepath.Join(top, "bin"))
+	if err := Find("myagent", work); err != nil {
+		t.Errorf("PATH=%s: Find = %v, want it found", filepath.Join(top, "bin"), err)
+	}
+}
+
 // TestPromptArgTooLong: a prompt too long for one argument is refused with
 // what to do, not left to the system's "argument list too long".
 func TestPromptArgTooLong(t *testing.T) {

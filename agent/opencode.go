@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -235,7 +233,7 @@ func (r *openCodeReader) sessionError(ev map[string]json.RawMessage) {
 
 // openCodeRetryAfter reads when a rate limit lifts from the response
 // headers that opencode passes on: retry-after-ms, or retry-after in seconds
-// or as an HTTP date.
+// or as an HTTP date (see retryAfter).
 func openCodeRetryAfter(headers map[string]string, now time.Time) (time.Time, bool) {
 	get := func(k string) string {
 		for hk, v := range headers {
@@ -245,16 +243,8 @@ func openCodeRetryAfter(headers map[string]string, now time.Time) (time.Time, bo
 		}
 		return ""
 	}
-	if v := get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return now.Add(time.Duration(ms * float64(time.Millisecond))), true
-		}
-	}
-	if v := get("retry-after"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-			return now.Add(time.Duration(s * float64(time.Second))), true
-		}
-		if t, err := http.ParseTime(v); err == nil {
+	for _, name := range []string{"retry-after-ms", "retry-after"} {
+		if t, ok := retryAfter(name, get(name), now); ok {
 			return t, true
 		}
 	}

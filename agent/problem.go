@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -169,8 +170,10 @@ var (
 	waitRE = lazyre.New(`(?i)\b(?:again|retry|resets?|wait|available)(?:[ _-]?(?:in|after|for|delay))?"?(?:\s*[:=]\s*"?|\s+)(?:about\s+)?(` +
 		waitAmount + `(?:(?:\s*,\s*|\s+and\s+|\s*)` + waitAmount + `)*)\b`)
 	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(` + waitUnits + `)`)
-	// An HTTP Retry-After header's seconds: "retry-after: 12".
-	retryAfterRE = lazyre.New(`(?i)\bretry-after"?\s*:\s*"?(\d{1,9})\b`)
+	// An HTTP response's headers that say when to try again, as an error
+	// may quote them: "retry-after: 12", "retry-after-ms":"1500", 'Retry-After':
+	// 'Wed, 21 Oct 2026 07:28:00 GMT' (see retryAfter).
+	retryAfterRE = lazyre.New(`(?i)\b(retry-after(?:-ms)?)["']?\s*:\s*["']?(\d+(?:\.\d+)?\b|[a-z]{3}, \d{2} [a-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
 	// A day of the year: Claude Code's "resets Nov 25, 5pm", "resets Sep 15
 	// at 7pm", "resets Jul 31, 2am (UTC)"; Codex's reset on another day, "try
 	// again at Nov 23rd, 2026 3:05 AM".
@@ -211,11 +214,8 @@ func resetTime(text string, now time.Time) time.Time {
 			return now.Add(d)
 		}
 	}
-	if m := retryAfterRE().FindStringSubmatch(text); m != nil {
-		sec, _ := strconv.Atoi(m[1])
-		if d := min(time.Duration(sec)*time.Second, maxWait); d > 0 {
-			return now.Add(d)
-		}
+	if t := retryAfterIn(text, now); !t.IsZero() {
+		return t
 	}
 	for _, m := range dateRE().FindAllStringSubmatch(text, -1) {
 		if t, ok := onDate(m[1:], now); ok {
@@ -240,6 +240,57 @@ func resetTime(text string, now time.Time) time.Time {
 		return upcoming(t, now, 0, 1)
 	}
 	return time.Time{}
+}
+
+// retryAfter reads when to try again from a response header that says
+// so: retry-after-ms, a wait in milliseconds (OpenAI's and Anthropic's APIs
+// send it besides retry-after), or retry-after, a wait in seconds or an
+// HTTP date (RFC 9110). ok is false for a value that is none of these, or
+// a wait too long to be one.
+func retryAfter(name, value string, now time.Time) (t time.Time, ok bool) {
+	value = strings.TrimSpace(value)
+	switch strings.ToLower(name) {
+	case "retry-after-ms":
+		if ms, err := strconv.ParseFloat(value, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return now.Add(time.Duration(ms * float64(time.Millisecond))), true
+		}
+	case "retry-after":
+		if s, err := strconv.ParseFloat(value, 64); err == nil && s >= 0 && s < 1e9 {
+			return now.Add(time.Duration(s * float64(time.Second))), true
+		}
+		if t, err := http.ParseTime(value); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// retryAfterIn reads the retry-after headers that text quotes, with
+// retry-after-ms first when both are there, as a response's headers are
+// read; zero when it quotes none. A wait is at most maxWait, and one of
+// nothing says nothing.
+func retryAfterIn(text string, now time.Time) time.Time {
+	var first time.Time
+	for _, m := range retryAfterRE().FindAllStringSubmatch(text, -1) {
+		t, ok := retryAfter(m[1], m[2], now)
+		switch {
+		case !ok:
+			continue
+		case strings.Contains(m[2], ","):
+			// A date is the time itself, as an RFC 3339 stamp is.
+		case !t.After(now):
+			continue
+		case t.Sub(now) > maxWait:
+			t = now.Add(maxWait)
+		}
+		if strings.EqualFold(m[1], "retry-after-ms") {
+			return t
+		}
+		if first.IsZero() {
+			first = t
+		}
+	}
+	return first
 }
 
 // waitOf adds up the amounts of a wait ("2 days 3 hours", "1h30m",

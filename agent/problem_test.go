@@ -77,6 +77,15 @@ func TestClassify(t *testing.T) {
 		{"TerminalQuotaError: You have exhausted your capacity on this model. Your quota will reset after 21h53m56s.", RateLimited, now.Add(21*time.Hour + 53*time.Minute + 56*time.Second)},
 		{`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34.5s"}]}}`, RateLimited, now.Add(34500 * time.Millisecond)},
 		{"429 Too Many Requests; retry-after: 12", RateLimited, now.Add(12 * time.Second)},
+		// The other forms of the headers, as an error may quote them:
+		// retry-after-ms (OpenAI's and Anthropic's APIs send it besides,
+		// and it wins), and retry-after as an HTTP date (RFC 9110).
+		{"429 Too Many Requests; retry-after-ms: 1500", RateLimited, now.Add(1500 * time.Millisecond)},
+		{`429 Too Many Requests {"headers":{"retry-after":"3","retry-after-ms":"2500"}}`, RateLimited, now.Add(2500 * time.Millisecond)},
+		{"APIError: 429 Too Many Requests; headers: {'retry-after': '7'}", RateLimited, now.Add(7 * time.Second)},
+		{"HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 04 Mar 2026 11:30:00 GMT\r\n", RateLimited, time.Date(2026, 3, 4, 11, 30, 0, 0, time.UTC)},
+		{`rate limited {"Retry-After":"Thu, 05 Mar 2026 00:00:00 GMT"}`, RateLimited, time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)},
+		{"429 Too Many Requests; retry-after-ms: 99999999999", RateLimited, now.Add(maxWait)},
 		// A wait longer than any limit is cut to maxWait.
 		{"usage limit reached; resets in 400 days", RateLimited, now.Add(maxWait)},
 		{"usage limit reached; try again in 99999999999999999999 hours", RateLimited, now.Add(maxWait)},
@@ -106,6 +115,9 @@ func TestClassify(t *testing.T) {
 		{"You've hit your weekly limit · resets Feb 30, 5pm", RateLimited, time.Time{}},
 		{"rate limit reached; try again on Mar 4 2 times", RateLimited, time.Time{}},
 		{"usage limit reached, resets at 13pm", RateLimited, time.Time{}},
+		{"429 Too Many Requests; retry-after: 0", RateLimited, time.Time{}},
+		{"429 Too Many Requests; retry-after: soon", RateLimited, time.Time{}},
+		{"429 Too Many Requests; Retry-After: Wed, 04 Mar 2026 11:30:00 CET", RateLimited, time.Time{}},
 	}
 	for _, tt := range tests {
 		p := Classify(tt.text, now)

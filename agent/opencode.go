@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/lines"
+	"github.com/ralph-harness/ralph/internal/retryafter"
 )
 
 // openCodeReader reads `opencode run --format json`: one JSON event per line,
@@ -244,7 +245,7 @@ func openCodeRetryAfter(headers map[string]string, now time.Time) (time.Time, bo
 		return ""
 	}
 	for _, name := range []string{"retry-after-ms", "retry-after"} {
-		if t, ok := retryAfter(name, get(name), now); ok {
+		if t, ok := retryafter.Parse(name, get(name), now); ok {
 			return t, true
 		}
 	}

@@ -2,13 +2,13 @@ package agent
 
 import (
 	"math"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/lazyre"
+	"github.com/ralph-harness/ralph/internal/retryafter"
 )
 
 // ProblemKind says what the loop should do about a failed agent run.
@@ -242,29 +242,6 @@ func resetTime(text string, now time.Time) time.Time {
 	return time.Time{}
 }
 
-// retryAfter reads when to try again from a response header that says
-// so: retry-after-ms, a wait in milliseconds (OpenAI's and Anthropic's APIs
-// send it besides retry-after), or retry-after, a wait in seconds or an
-// HTTP date (RFC 9110). ok is false for a value that is none of these, or
-// a wait too long to be one.
-func retryAfter(name, value string, now time.Time) (t time.Time, ok bool) {
-	value = strings.TrimSpace(value)
-	switch strings.ToLower(name) {
-	case "retry-after-ms":
-		if ms, err := strconv.ParseFloat(value, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return now.Add(time.Duration(ms * float64(time.Millisecond))), true
-		}
-	case "retry-after":
-		if s, err := strconv.ParseFloat(value, 64); err == nil && s >= 0 && s < 1e9 {
-			return now.Add(time.Duration(s * float64(time.Second))), true
-		}
-		if t, err := http.ParseTime(value); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
 // retryAfterIn reads the retry-after headers that text quotes, with
 // retry-after-ms first when both are there, as a response's headers are
 // read; zero when it quotes none. A wait is at most maxWait, and one of
@@ -272,7 +249,7 @@ func retryAfter(name, value string, now time.Time) (t time.Time, ok bool) {
 func retryAfterIn(text string, now time.Time) time.Time {
 	var first time.Time
 	for _, m := range retryAfterRE().FindAllStringSubmatch(text, -1) {
-		t, ok := retryAfter(m[1], m[2], now)
+		t, ok := retryafter.Parse(m[1], m[2], now)
 		switch {
 		case !ok:
 			continue

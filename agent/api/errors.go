@@ -8,11 +8,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/ralph-harness/ralph/internal/retryafter"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
@@ -197,13 +197,10 @@ func errorBody(body []byte) (typ, msg string) {
 // that are used up — Anthropic's anthropic-ratelimit-*-reset (RFC 3339),
 // OpenAI's x-ratelimit-reset-* (durations such as "6m0s").
 func retryHeaders(h http.Header, now time.Time) (after time.Duration, reset time.Time) {
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		after = time.Duration(ms * float64(time.Millisecond))
-	} else if v := strings.TrimSpace(h.Get("retry-after")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-			after = time.Duration(s * float64(time.Second))
-		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+	for _, name := range []string{"retry-after-ms", "retry-after"} {
+		if t, ok := retryafter.Parse(name, h.Get(name), now); ok && t.After(now) {
 			after = t.Sub(now)
+			break
 		}
 	}
 	for _, limit := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {

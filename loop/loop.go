@@ -1106,7 +1106,7 @@ func (it *iteration) fewerTests() []string {
 		case c.Tests == 0:
 			found = append(found, fmt.Sprintf("check %s ran no test it reported, %d before: %s", c.Name, n, ratchetRule))
 		default:
-			found = append(found, fmt.Sprintf("check %s ran %d tests, %d before: %s", c.Name, c.Tests, n, ratchetRule))
+			found = append(found, fmt.Sprintf("check %s ran %s, %d before: %s", c.Name, plural.Of(c.Tests, "1 test", "%d tests"), n, ratchetRule))
 		}
 	}
 	return found

@@ -369,13 +369,16 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 		r.cost = *cost
 	}
 
+	// A run that ended on an error (error_max_turns, error_during_execution)
+	// is no success, whether or not it says is_error.
+	sub := str(ev["subtype"])
 	var line strings.Builder
-	if r.apiError {
+	if r.apiError || strings.HasPrefix(sub, "error") {
 		line.WriteString("✗ result")
 	} else {
 		line.WriteString("✓ result")
 	}
-	if sub := str(ev["subtype"]); sub != "" && sub != "success" {
+	if sub != "" && sub != "success" {
 		fmt.Fprintf(&line, " (%s)", oneLine(sub))
 	}
 	var parts []string

@@ -86,7 +86,7 @@ func TestClaudeEvents(t *testing.T) {
 		{
 			name:  "result without cost",
 			input: `{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":50,"usage":{"input_tokens":1,"output_tokens":1}}` + "\n",
-			shown: "✓ result (error_max_turns): 50 turns\n",
+			shown: "✗ result (error_max_turns): 50 turns\n",
 			res:   Result{InputTokens: 1, OutputTokens: 1},
 		},
 		{

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/ralph-harness/ralph/internal/plural"
 
@@ -36,6 +37,11 @@ func validateCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %v: `ralph loop` will fail until it is installed\n", findErr)
 				case findErr != nil:
 					err = errors.Join(err, findErr)
+				}
+				// As for a program to install: the key may be set where
+				// the loop runs.
+				if keyErr := cfg.Agent.KeyError(os.Environ()); keyErr != nil {
+					fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %v: `ralph loop` will fail until it is set\n", keyErr)
 				}
 			}
 			if err != nil {

@@ -417,6 +417,13 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	}
 	cfg.PromptArg = false
 	cfg.SecretEnv = []string{keyEnv}
+	baseURL := api.DefaultBaseURL(k.name)
+	if a.set["base_url"] {
+		baseURL = k.baseURL
+	}
+	if api.NeedsKey(k.name, baseURL) {
+		cfg.KeyEnv, cfg.KeyMissing = keyEnv, api.KeyMissing(k.name, keyEnv)
+	}
 }
 
 // exampleModel names a model of the API for messages.

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/ralph-harness/ralph/agent"
@@ -46,6 +48,24 @@ type AgentConfig struct {
 	// SecretEnv names variables whose values are secrets whatever their
 	// names (agent.api_key_env): they are redacted as the secret-named ones.
 	SecretEnv []string
+	// KeyEnv names the variable that holds the agent's key, when the agent
+	// cannot run without one (the API agent at a provider's endpoint): the
+	// loop does not start while it is empty, and says KeyMissing.
+	KeyEnv, KeyMissing string
+}
+
+// KeyError says that the agent's key is missing from the environment the
+// agent would get (environ, with the agent's own env), or is nil.
+func (a AgentConfig) KeyError(environ []string) error {
+	if a.KeyEnv == "" {
+		return nil
+	}
+	for _, kv := range agent.Environ(environ, a.Env...) {
+		if k, v, _ := strings.Cut(kv, "="); k == a.KeyEnv && v != "" {
+			return nil
+		}
+	}
+	return errors.New(a.KeyMissing)
 }
 
 // Limits are the run's budgets. A zero value means no limit, except

@@ -127,6 +127,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
 		return err
 	}
+	if err := o.Config.Agent.KeyError(o.environ()); err != nil {
+		return err
+	}
 	if err := o.committer(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -592,6 +595,9 @@ func (o *Options) reload() (*templates.Template, error) {
 	// As at the start: an agent that cannot be found is no setting to run
 	// the next iteration with.
 	if err := agent.Find(cfg.Agent.Argv[0], o.Dir); err != nil {
+		return nil, err
+	}
+	if err := cfg.Agent.KeyError(o.environ()); err != nil {
 		return nil, err
 	}
 	// Secrets of the new agent.env are kept out of what the loop writes

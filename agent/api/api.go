@@ -276,13 +276,10 @@ func (r *run) run(ctx context.Context) (int, error) {
 	start := r.o.Now()
 	r.out.init(r.tools.root, toolNames())
 	r.costKnown = true
-	if r.o.Key == "" && !(r.o.API == OpenAI && r.o.BaseURL != DefaultBaseURL(OpenAI)) {
-		// A local OpenAI-compatible server may need no key; a provider's
-		// public endpoint always does.
+	if r.o.Key == "" && NeedsKey(r.o.API, r.o.BaseURL) {
 		r.out.result(resultEvent{
 			Subtype: "error_during_execution", IsError: true, ErrorType: "authentication_error",
-			Text: fmt.Sprintf("%s is not set (agent.api_key_env): put your %s API key in it, or name the variable that holds it with agent.api_key_env",
-				r.o.KeyEnv, providerName(r.o.API)),
+			Text:     KeyMissing(r.o.API, r.o.KeyEnv),
 			Duration: r.o.Now().Sub(start),
 		})
 		return 1, nil
@@ -449,6 +446,20 @@ func (r *run) describe(ae *apiError) string {
 	// A long error body is cut, not the hint: what to fix is the point.
 	hint := b.String()
 	return textcut.OneLine(ae.Error(), max(maxSummary-len(hint), 40)) + hint
+}
+
+// NeedsKey reports whether the API agent of api cannot run at baseURL
+// without a key: a provider's public endpoint always needs one, a local
+// OpenAI-compatible server may not.
+func NeedsKey(api, baseURL string) bool {
+	return !(api == OpenAI && baseURL != DefaultBaseURL(OpenAI))
+}
+
+// KeyMissing says that keyEnv, which is to hold the key of api, is not set,
+// and what to do.
+func KeyMissing(api, keyEnv string) string {
+	return fmt.Sprintf("%s is not set (agent.api_key_env): put your %s API key in it, or name the variable that holds it with agent.api_key_env",
+		keyEnv, providerName(api))
 }
 
 func providerName(api string) string {

@@ -95,11 +95,13 @@ func gitDetached(ctx context.Context, dir string) bool {
 	return errors.As(err, &exit) && exit.ExitCode() == 1
 }
 
-// gitDirty reports whether the work directory has uncommitted changes.
+// gitDirty reports whether the work directory has uncommitted changes
+// besides the ledger's, which ralph commits anyway (a note added to its
+// head, the marker of a ralph killed mid-iteration).
 func gitDirty(ctx context.Context, dir string) bool {
 	ctx, cancel := proc.UntilKilled(ctx) // status runs filters too
 	defer cancel()
-	out, err := git(ctx, dir, "status", "--porcelain", "--", ".")
+	out, err := git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+ProgressFile)
 	return err == nil && strings.TrimSpace(out) != ""
 }
 

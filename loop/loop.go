@@ -1521,12 +1521,18 @@ func (o *Options) commit(stop context.Context, pathspec, msg string) (string, er
 	if err != nil && !proc.Killed() && (!stopping && stop.Err() != nil || hungUp(err)) {
 		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
 	}
-	if err != nil && strings.Contains(err.Error(), "index.lock") {
+	if err != nil && !proc.Killed() && strings.Contains(err.Error(), "index.lock") {
 		o.clearIndexLock(ctx)
 		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
 	}
+	if err != nil && proc.Killed() {
+		return "", errCommitKilled // not git's "context canceled"
+	}
 	return id, err
 }
+
+// errCommitKilled is a commit that a second signal stopped.
+var errCommitKilled = errors.New("git was stopped by the second signal")
 
 // maxSubject is how long an iteration's commit's subject line may be.
 const maxSubject = 100

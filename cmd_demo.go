@@ -46,7 +46,7 @@ func demoCommand(e env) *cli.Command {
 				return err
 			}
 			gitNote := demoGit(c.Context, dir)
-			w := c.App.Writer
+			w := &stickyWriter{w: c.App.Writer}
 			fmt.Fprintf(w, `ralph demo: a scripted agent builds a tiny shell greeter in %s
 It gets the first story wrong and claims done anyway: watch the judge refuse,
 feed the failing check into the next prompt, and the agent fix it.%s
@@ -66,6 +66,12 @@ The demo's files are in %s:
   harness.toml  how the loop ran
 Try: ralph -C %s status
 `, dir, dir)
+			if outputGone(w.Err()) {
+				// No one watches the demo any more (`ralph demo | head`),
+				// which stopped it: it ends quietly, as a command whose
+				// reader went away does, not with a hint to resume.
+				return w.Err()
+			}
 			return err
 		}),
 	}

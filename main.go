@@ -239,10 +239,20 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return usageErrorf("unknown command %q (run `ralph --help` for the list)", c.Args().First())
+			// `ralph help [command]` is `ralph [command] --help`, with no
+			// help command in the list.
+			args := c.Args().Slice()
+			switch {
+			case len(args) == 0 || len(args) == 1 && args[0] == "help":
+				return cli.ShowAppHelp(c)
+			case args[0] != "help":
+				return usageErrorf("unknown command %q (run `ralph --help` for the list)", args[0])
+			case len(args) > 2:
+				return usageErrorf("help: unexpected argument %q", args[2])
+			case c.App.Command(args[1]) == nil:
+				return usageErrorf("unknown command %q (run `ralph --help` for the list)", args[1])
 			}
-			return cli.ShowAppHelp(c)
+			return cli.ShowCommandHelp(c, args[1])
 		},
 	}
 }

@@ -234,7 +234,7 @@ func (r *openCodeReader) sessionError(ev map[string]json.RawMessage) {
 
 // openCodeRetryAfter reads when a rate limit lifts from the response
 // headers that opencode passes on: retry-after-ms, or retry-after in seconds
-// or as an HTTP date (see retryAfter).
+// or as an HTTP date (see retryafter.Parse).
 func openCodeRetryAfter(headers map[string]string, now time.Time) (time.Time, bool) {
 	get := func(k string) string {
 		for hk, v := range headers {

@@ -172,7 +172,7 @@ var (
 	amountRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(` + waitUnits + `)`)
 	// An HTTP response's headers that say when to try again, as an error
 	// may quote them: "retry-after: 12", "retry-after-ms":"1500", 'Retry-After':
-	// 'Wed, 21 Oct 2026 07:28:00 GMT' (see retryAfter).
+	// 'Wed, 21 Oct 2026 07:28:00 GMT' (see retryafter.Parse).
 	retryAfterRE = lazyre.New(`(?i)\b(retry-after(?:-ms)?)["']?\s*:\s*["']?(\d+(?:\.\d+)?\b|[a-z]{3}, \d{2} [a-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
 	// A day of the year: Claude Code's "resets Nov 25, 5pm", "resets Sep 15
 	// at 7pm", "resets Jul 31, 2am (UTC)"; Codex's reset on another day, "try

@@ -819,12 +819,15 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.problem(ctx, *res.Problem)
 	}
 
+	stamped := snap.files.stampProtected(o.Dir)
 	failed, ran := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
 	if ran {
+		touched := stamped.touched(o.Dir)
 		judged, tampered, err := snap.guardAfter(o, it.ledger, g.prd, story.ID, byChecks)
 		if err != nil {
 			return it.unguarded(err)
 		}
+		tampered = append(tampered, putBackInTime(touched, tampered)...)
 		g.prd = judged
 		for _, t := range tampered {
 			o.warn("%s", t)

@@ -9,6 +9,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,8 +53,11 @@ type Result struct {
 
 // Options say where and how checks run.
 type Options struct {
-	Dir       string
-	Env       []string          // the complete environment; nil: ralph's own
+	Dir string
+	// Env is the complete environment (nil: ralph's own), but for the
+	// relative directories of its $PATH, which the checks run without
+	// (see Run).
+	Env       []string
 	TailBytes int               // 0: DefaultTailBytes
 	Parallel  int               // max concurrent checks; 0: all at once
 	Grace     time.Duration     // SIGINT → SIGKILL delay; 0: 5s
@@ -71,7 +77,13 @@ type Options struct {
 // Run runs all checks concurrently (at most Parallel at a time), each in its
 // own process group with its timeout; cancelling ctx stops them all. Results
 // come back in the order of cs.
+//
+// The checks run without the relative directories of $PATH (RelativePath):
+// sh finds a program through one in the work directory, which the agent
+// writes, and a grep it left in ./node_modules/.bin would pass a check that
+// greps for its work.
 func Run(ctx context.Context, cs []Check, o Options) []Result {
+	o.Env = absolutePath(o.Env)
 	if o.TailBytes <= 0 {
 		o.TailBytes = DefaultTailBytes
 	}
@@ -166,6 +178,59 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	// group), a check that did not pass did not fail either.
 	res.Stopped = !res.Passed && ctx.Err() != nil
 	return res
+}
+
+// RelativePath returns the directories of the $PATH in env that are not
+// absolute, each once, in order: "bin", "./node_modules/.bin", and "" for an
+// empty entry (a leading, trailing or doubled colon), which is the current
+// directory to a shell. The checks run without them (see Run).
+func RelativePath(env []string) []string {
+	var rel []string
+	for _, kv := range env {
+		path, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
+			if !filepath.IsAbs(dir) && !slices.Contains(rel, dir) {
+				rel = append(rel, dir)
+			}
+		}
+	}
+	return rel
+}
+
+// absolutePath returns env (nil: ralph's own) with the relative
+// directories left out of its $PATH; nil when env is nil and has none. A
+// $PATH left with none at all is left out: an empty one is the current
+// directory to a shell, and sh without one searches its default
+// directories.
+func absolutePath(env []string) []string {
+	base := env
+	if base == nil {
+		base = os.Environ()
+	}
+	if len(RelativePath(base)) == 0 {
+		return env
+	}
+	clean := make([]string, 0, len(base))
+	for _, kv := range base {
+		path, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			clean = append(clean, kv)
+			continue
+		}
+		var dirs []string
+		for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
+			if filepath.IsAbs(dir) {
+				dirs = append(dirs, dir)
+			}
+		}
+		if len(dirs) > 0 {
+			clean = append(clean, "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
+		}
+	}
+	return clean
 }
 
 // Verdict says how a check ended in a few words: "pass", "fail, exit 2",

@@ -355,3 +355,60 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestRelativePath(t *testing.T) {
+	tests := []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"HOME=/home/a", "PATH=/usr/bin:/bin"}, nil},
+		{[]string{"PATH=./node_modules/.bin:/usr/bin:bin"}, []string{"./node_modules/.bin", "bin"}},
+		{[]string{"PATH=/usr/bin:"}, []string{""}},
+		{[]string{"PATH=:/usr/bin::/bin"}, []string{""}},
+		{[]string{"PATH=~/bin:bin:/bin:bin"}, []string{"~/bin", "bin"}},
+		{[]string{"PATH=/bin", "PATH=.:/bin"}, []string{"."}},
+		{[]string{"MYPATH=bin"}, nil},
+	}
+	for _, tt := range tests {
+		if got := RelativePath(tt.env); !slices.Equal(got, tt.want) {
+			t.Errorf("RelativePath(%q) = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
+// TestWithoutRelativePath runs checks with programs of the agent's where a
+// relative directory of $PATH would find them: in ./bin, and in the work
+// directory itself (an empty entry). The checks do not find them.
+func TestWithoutRelativePath(t *testing.T) {
+	o := options(t)
+	for _, name := range []string{"bin/tool", "tool"} {
+		path := filepath.Join(o.Dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\necho the agent's\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const run = `command -v tool || echo none; echo "$PATH"`
+	tests := []struct{ path, want string }{
+		{"bin:/usr/bin:/bin", "none\n/usr/bin:/bin\n"},
+		{"/usr/bin::/bin", "none\n/usr/bin:/bin\n"},
+		{"/usr/bin:/bin:", "none\n/usr/bin:/bin\n"},
+		{"/usr/bin:/bin", "none\n/usr/bin:/bin\n"},
+	}
+	for _, tt := range tests {
+		o.Env = []string{"PATH=" + tt.path}
+		r := Run(context.Background(), []Check{{Name: "path", Run: run}}, o)[0]
+		if r.Output != tt.want {
+			t.Errorf("PATH=%s: Output = %q, want %q", tt.path, r.Output, tt.want)
+		}
+	}
+	// Left with no directory, $PATH is left out, and sh searches its own
+	// default: an empty one would be the work directory.
+	o.Env = []string{"PATH=bin:"}
+	r := Run(context.Background(), []Check{{Name: "path", Run: `command -v tool || echo none`}}, o)[0]
+	if r.Output != "none\n" {
+		t.Errorf("PATH=bin: Output = %q, want %q", r.Output, "none\n")
+	}
+}

@@ -58,8 +58,9 @@ type Options struct {
 	// Grace is how long a stopped agent or check gets between SIGINT and
 	// SIGKILL; 0 means the packages' default.
 	Grace time.Duration
-	// Environ is the environment the agent and checks inherit; nil means
-	// os.Environ().
+	// Environ is the environment the agent and checks inherit (the checks
+	// without the relative directories of its $PATH: see checks.Run); nil
+	// means os.Environ().
 	Environ []string
 	// Jitter spreads a backoff wait; nil means a random ±20%.
 	Jitter func(time.Duration) time.Duration
@@ -174,6 +175,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
 	}
 	if w := o.costUnreported(); w != "" {
+		o.warn("%s", w)
+	}
+	if w := o.relativePath(); w != "" {
 		o.warn("%s", w)
 	}
 	if err := o.recover(ctx, ledger); err != nil {
@@ -926,6 +930,11 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		defer w.Flush()
 		live = w
 	}
+	// The agent keeps the relative directories of $PATH that the checks
+	// run without (see checks.Run): they are there for the project's
+	// tools (./node_modules/.bin), and give the agent nothing it lacks, as
+	// it can run what it writes by its path anyway. Only what judges its
+	// work must not be the agent's to choose.
 	res, err := agent.Run(ctx, agent.Options{
 		Argv:        a.Argv,
 		Dir:         o.Dir,
@@ -1154,6 +1163,27 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 		Redact: o.secrets().Output,
 		Done:   func(_ int, r checks.Result) { o.narrateCheck(iteration, storyID, r, false) },
 	}
+}
+
+// relativePath warns of the relative directories of $PATH, which the
+// checks run without (see checks.Run): a check that needs a program from
+// one fails, and this says why and what to do. "" when there are none.
+func (o *Options) relativePath() string {
+	rel := checks.RelativePath(o.environ())
+	if len(rel) == 0 {
+		return ""
+	}
+	shown := make([]string, len(rel))
+	for i, dir := range rel {
+		shown[i] = strconv.Quote(dir)
+		if dir == "" {
+			shown[i] += " (the current directory)"
+		}
+	}
+	return fmt.Sprintf(plural.Of(len(rel),
+		"PATH has a relative directory (%s): the checks run without it, as the agent could put programs there; put it in PATH as an absolute path if the checks need it",
+		"PATH has relative directories (%s): the checks run without them, as the agent could put programs there; put them in PATH as absolute paths if the checks need them"),
+		strings.Join(shown, ", "))
 }
 
 // narrateCheck says how a check ended, with the tail of a failure's
@@ -1610,6 +1640,11 @@ func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, er
 	// the command is done.
 	if err := proc.Adopt(); err != nil {
 		o.warn("%v: what a check leaves running out of its process group is not killed", err)
+	}
+	// A check that needs a program from such a directory fails here as
+	// in the loop: this says why.
+	if w := o.relativePath(); w != "" {
+		o.warn("%s", w)
 	}
 	results := checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions(0, storyID))
 	o.killOrphans(byChecks)

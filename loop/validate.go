@@ -51,6 +51,9 @@ func Validate(o Options) (Validation, error) {
 	if w := o.costUnreported(); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}
+	if w := o.relativePath(); w != "" {
+		v.Warnings = append(v.Warnings, w)
+	}
 	switch {
 	case len(o.Config.Checks) > 0 || read && len(unchecked) == 0:
 	case !read || len(unchecked) == v.Stories:

@@ -24,10 +24,11 @@ import (
 const maxLedgerCopy = 8 << 20
 
 // guardLedger compares progress.txt with the copy taken before the agent
-// ran. The head is the people's: a change there is kept. The ledger is
-// ralph's: what the agent appended is removed, and history it rewrote is
-// put back.
-func (s snapshot) guardLedger(o *Options, who string) (string, error) {
+// ran. The head is the people's: a change there is kept, unless it takes
+// the head past its bound (see headBound). The ledger is ralph's: what the
+// agent appended is removed, and history it rewrote is put back. It
+// returns a line for each change undone.
+func (s snapshot) guardLedger(o *Options, who string) ([]string, error) {
 	path := o.path(ProgressFile)
 	b := o.buffers()
 	now, err := readbuf.ReadFile(b.now, path)
@@ -35,38 +36,65 @@ func (s snapshot) guardLedger(o *Options, who string) (string, error) {
 	if err != nil {
 		// Removed or made unreadable: the copy goes back whole.
 		if err := atomicfile.Write(path, s.progress, 0o644); err != nil {
-			return "", err
+			return nil, err
 		}
-		return ProgressFile + ": " + who + " removed it or made it unreadable; ralph restored it", nil
+		return []string{ProgressFile + ": " + who + " removed it or made it unreadable; ralph restored it"}, nil
 	}
 	if bytes.Equal(now, s.progress) {
-		return "", nil
+		return nil, nil
 	}
-	_, oldLedger := progress.SplitHead(s.progress)
-	_, newLedger := progress.SplitHead(now)
-	var what string
+	oldHead, oldLedger := progress.SplitHead(s.progress)
+	newHead, newLedger := progress.SplitHead(now)
+	var found []string
 	switch {
 	case !bytes.HasPrefix(newLedger, oldLedger):
-		what = "rewrote the ledger's history; ralph restored it"
+		found = append(found, ProgressFile+": "+who+" rewrote the ledger's history; ralph restored it")
 	case len(newLedger) > len(oldLedger):
-		what = fmt.Sprintf("appended to it; ralph removed the %d bytes (the ledger is ralph's)", len(newLedger)-len(oldLedger))
+		found = append(found, fmt.Sprintf("%s: %s appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, who, len(newLedger)-len(oldLedger)))
+	}
+	// The head the file keeps: today's; a plain append, cut off, leaves
+	// it as it was, and a rebuild takes it as HeadAround finds it.
+	head := newHead
+	switch {
+	case len(found) == 0:
+	case bytes.HasPrefix(now, s.progress):
+		head = oldHead
 	default:
-		return "", nil // only the head changed: a person's notes
+		head = progress.HeadAround(now, oldLedger)
+	}
+	if bound := headBound(oldHead); len(head) > bound && !bytes.Equal(head, oldHead) {
+		found = append(found, fmt.Sprintf("%s: %s made the head (the notes before the ledger) %d bytes long, past the %d it may have; ralph put it back as it was", ProgressFile, who, len(head), bound))
+		head = oldHead
+	}
+	if len(found) == 0 {
+		return nil, nil // only the head changed, within its bound: a person's notes
 	}
 	if bytes.HasPrefix(now, s.progress) {
 		// The common case, a plain append: cut it off in place.
 		if err := os.Truncate(path, int64(len(s.progress))); err != nil {
-			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+			return nil, fmt.Errorf("restore %s: %w", ProgressFile, err)
 		}
-		return ProgressFile + ": " + who + " " + what, nil
+		return found, nil
 	}
-	// Otherwise the file is rebuilt: today's head, the ledger as it was.
-	restored := append(progress.HeadAround(now, oldLedger), oldLedger...)
+	// Otherwise the file is rebuilt: the head it keeps, the ledger as it
+	// was.
+	restored := s.progress
+	if !bytes.Equal(head, oldHead) {
+		restored = append(head, oldLedger...) // head is HeadAround's own
+	}
 	if err := atomicfile.Write(path, restored, 0o644); err != nil {
-		return "", err
+		return nil, err
 	}
-	return ProgressFile + ": " + who + " " + what, nil
+	return found, nil
 }
+
+// headBound is how long the agent may make the head of progress.txt, head
+// before it ran: as long as the prompt takes of it (maxHead), or as long as
+// it was, when a person made it longer. The guard keeps the ledger's
+// history only while the file is small enough to copy (maxLedgerCopy): a
+// head the agent grew without bound would take the file past that, and
+// history it rewrote in a later iteration would go unseen.
+func headBound(head []byte) int { return max(maxHead, len(head)) }
 
 // guardWindow is how much of the end of progress.txt the guard remembers
 // to tell an append from an edit elsewhere in the file.
@@ -251,13 +279,11 @@ func (s snapshot) guardWith(o *Options, ledger *progress.Ledger, read *prd.File,
 	if note != "" {
 		tampered = append(tampered, note)
 	}
-	note, err = s.guardProgress(o, ledger, who)
+	notes, err := s.guardProgress(o, ledger, who)
 	if err != nil {
 		return nil, nil, err
 	}
-	if note != "" {
-		tampered = append(tampered, note)
-	}
+	tampered = append(tampered, notes...)
 	return f, tampered, nil
 }
 
@@ -524,8 +550,9 @@ func judgedOnly(was, now prd.Status) bool {
 // guardProgress removes what the agent appended to progress.txt: the ledger
 // is ralph's alone. A change anywhere else may be a person editing the head,
 // so it is only reported. A file too large to have been copied that the
-// agent removed is put back from the one the ledger holds open.
-func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger, who string) (string, error) {
+// agent removed is put back from the one the ledger holds open. It returns
+// a line for each change undone.
+func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger, who string) ([]string, error) {
 	if s.progress != nil {
 		return s.guardLedger(o, who)
 	}
@@ -534,27 +561,27 @@ func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger, who string)
 	removed := errors.Is(err, fs.ErrNotExist)
 	if removed {
 		if _, err := ledger.Follow(); err != nil {
-			return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+			return nil, fmt.Errorf("restore %s: %w", ProgressFile, err)
 		}
 		size, end, err = fileEnd(path, s.progressSize)
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	switch {
 	case size == s.progressSize && bytes.Equal(end, s.progressEnd) && !removed:
-		return "", nil
+		return nil, nil
 	case size >= s.progressSize && bytes.Equal(end, s.progressEnd):
 		if size > s.progressSize {
 			if err := os.Truncate(path, s.progressSize); err != nil {
-				return "", fmt.Errorf("restore %s: %w", ProgressFile, err)
+				return nil, fmt.Errorf("restore %s: %w", ProgressFile, err)
 			}
 		}
 		if removed {
-			return ProgressFile + ": " + who + " removed it; ralph restored it", nil
+			return []string{ProgressFile + ": " + who + " removed it; ralph restored it"}, nil
 		}
-		return fmt.Sprintf("%s: %s appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, who, size-s.progressSize), nil
+		return []string{fmt.Sprintf("%s: %s appended to it; ralph removed the %d bytes (the ledger is ralph's)", ProgressFile, who, size-s.progressSize)}, nil
 	}
 	o.warn("%s changed during the iteration, not at its end: if the agent did it, check the ledger", ProgressFile)
-	return "", nil
+	return nil, nil
 }

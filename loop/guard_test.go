@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/glob"
@@ -267,5 +268,62 @@ func TestTemplateGlob(t *testing.T) {
 		if got := o.guardGlobs().template; got != want {
 			t.Errorf("template %q is guarded as %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestGuardLedgerHead: the agent may edit the head of progress.txt, but not
+// take it past its bound (8 KiB, or its length before when longer), which
+// is undone with whatever else it did to the ledger.
+func TestGuardLedgerHead(t *testing.T) {
+	const (
+		entry    = "=== ralph iteration 1 · US-001 · retry ===\nattempt: 1\n=== end of iteration 1 ===\n"
+		appended = "=== ralph iteration 2 · US-001 · done ===\n"
+		forged   = "=== ralph iteration 1 · US-001 · done ===\nattempt: 1\n=== end of iteration 1 ===\n"
+		grown    = "made the head"
+	)
+	notes := func(n int) string {
+		return "## Codebase Patterns\n" + strings.Repeat("- a pattern, line after line\n", n)
+	}
+	short, long := notes(10), notes(400) // 8 KiB is 282 of them
+	for _, c := range []struct {
+		name, before, after, want string
+		found                     []string // what each line found says
+	}{
+		{"a modest note", short + entry, notes(11) + entry, notes(11) + entry, nil},
+		{"notes up to the bound", short + entry, notes(281) + entry, notes(281) + entry, nil},
+		{"notes past the bound", short + entry, notes(300) + entry, short + entry, []string{grown}},
+		{"notes past the bound, no ledger yet", short, notes(300), short, []string{grown}},
+		{"a shorter head", long + entry, short + entry, short + entry, nil},
+		{"a long head edited within its length", long + entry, strings.Replace(long, "pattern", "PATTERN", 1) + entry,
+			strings.Replace(long, "pattern", "PATTERN", 1) + entry, nil},
+		{"a long head made longer", long + entry, notes(401) + entry, long + entry, []string{grown}},
+		{"notes past the bound and an append", short + entry, notes(300) + entry + appended, short + entry, []string{"appended", grown}},
+		{"notes past the bound and history rewritten", short + entry, notes(300) + forged, short + entry, []string{"rewrote", grown}},
+		{"history rewritten, the notes kept", short + entry, notes(11) + forged, notes(11) + entry, []string{"rewrote"}},
+		{"an append, the head as it was", short + entry, short + entry + appended, short + entry, []string{"appended"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ProgressFile)
+			if err := os.WriteFile(path, []byte(c.after), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := &Options{Dir: dir, Out: io.Discard}
+			found, err := snapshot{progress: []byte(c.before)}.guardLedger(o, byAgent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(found) != len(c.found) {
+				t.Fatalf("found %q, want %d lines saying %q", found, len(c.found), c.found)
+			}
+			for i, f := range found {
+				if !strings.Contains(f, c.found[i]) {
+					t.Errorf("found[%d] = %q, want it to say %q", i, f, c.found[i])
+				}
+			}
+			if now, _ := os.ReadFile(path); string(now) != c.want {
+				t.Errorf("progress.txt after: %d bytes, want %d:\n%s", len(now), len(c.want), now)
+			}
+		})
 	}
 }

@@ -145,7 +145,7 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	}
 	start := o.Now()
 	p, err := proc.Start(ctx, proc.Config{
-		Argv:   []string{"sh", "-c", c.Run},
+		Argv:   []string{shell, "-c", c.Run},
 		Dir:    o.Dir,
 		Env:    o.Env,
 		Stdout: out, // the same writer for both: one pipe, as with 2>&1
@@ -179,6 +179,12 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	res.Stopped = !res.Passed && ctx.Err() != nil
 	return res
 }
+
+// shell runs the checks: by its path, not looked up in ralph's $PATH, where
+// a relative directory could find an sh the agent left in the work
+// directory (or have Go refuse to run one found there, failing every
+// check).
+const shell = "/bin/sh"
 
 // RelativePath returns the directories of the $PATH in env that are not
 // absolute, each once, in order: "bin", "./node_modules/.bin", and "" for an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -37,7 +38,8 @@ var DefaultTests = []string{
 }
 
 // maxKept bounds the bytes of protected and test files kept to put them
-// back; past it, a file is still guarded, but a change is only reported.
+// back; past it, a file is still guarded, and a change that cannot be
+// undone sets the story aside for a person (see lostEnd).
 const maxKept = 32 << 20
 
 // fileState is one guarded file before the agent ran: a regular file's
@@ -313,21 +315,51 @@ func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isLost(line) {
+			s.stands(o, name)
+		}
 		found = append(found, line)
 	}
 	slices.Sort(found)
 	return found, nil
 }
 
+// stands takes the protected file name as it is now for as it was, after
+// a change to it that could not be undone: the guards after this one (of
+// the checks, of ralph's commit) compare with it, and tell of their own
+// changes, not of this one again in their name.
+func (s fileSnapshot) stands(o *Options, name string) {
+	path := filepath.Join(o.Dir, name)
+	now, ok := placeOf(path)
+	if !ok {
+		// Its line tells of the deletion: the test files' guard, after
+		// this one, says no more of it.
+		delete(s.protected, name)
+		delete(s.tests, name)
+		return
+	}
+	if now.mode.IsRegular() {
+		if f, err := os.Open(path); err == nil {
+			// Streamed: the file is past what ralph keeps in memory.
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				copy(now.sum[:], h.Sum(nil))
+			}
+			f.Close()
+		}
+	}
+	s.protected[name] = now
+}
+
 // putBack puts a guarded file back as it was before the agent ran, and
 // returns the ledger's line for it: what the agent did, and whether ralph
-// could undo it (a file too large to keep cannot be). It never writes
-// through a link: whatever is at the file's place, or at one of its
-// directories', goes.
+// could undo it (a file too large to keep cannot be: the line ends with
+// lostEnd). It never writes through a link: whatever is at the file's
+// place, or at one of its directories', goes.
 func putBack(o *Options, name string, st fileState, what string) (string, error) {
 	isLink := st.mode&fs.ModeSymlink != 0
 	if st.data == nil && !isLink {
-		return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps, it could not be put back", name, what, maxKept>>20), nil
+		return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps: %s", name, what, maxKept>>20, lostEnd), nil
 	}
 	path := filepath.Join(o.Dir, name)
 	dir := filepath.Dir(path)

@@ -127,6 +127,9 @@ type Verdict struct {
 	Outcome string
 	// Reason says why, in a few words, for people.
 	Reason string
+	// Question is what a blocked story asks of a person: the agent's
+	// question, or ralph's about a change it could not undo.
+	Question string
 }
 
 // Evidence is what the judge looks at: never the agent's word alone.
@@ -140,11 +143,17 @@ type Evidence struct {
 	Stopped        string // why the agent was stopped, if it was
 	Attempt        int    // this attempt's number, from 1
 	MaxAttempts    int
+	// Lost are the tampered lines of changes the guard could not undo
+	// (see isLost). Iteration and StoryID name them in the question.
+	Lost      []string
+	Iteration int
+	StoryID   string
 }
 
 // Judge decides an iteration's outcome. The harness decides: a claim of done
 // counts only when every required check passes and nothing protected was
-// touched.
+// touched. A change that ralph could not undo sets the story aside for a
+// person, whatever else happened: another attempt would find it standing.
 func Judge(e Evidence) Verdict {
 	v := judge(e)
 	if v.Outcome == Retry && e.Attempt >= e.MaxAttempts {
@@ -155,8 +164,11 @@ func Judge(e Evidence) Verdict {
 
 func judge(e Evidence) Verdict {
 	switch {
+	case len(e.Lost) > 0:
+		return Verdict{Outcome: Blocked, Reason: lostReason(len(e.Lost)),
+			Question: lostQuestion(e.Iteration, e.StoryID, e.Lost, e.Claim.Question)}
 	case e.Claim.Blocked:
-		return Verdict{Outcome: Blocked, Reason: "the agent asked: " + e.Claim.Question}
+		return Verdict{Outcome: Blocked, Reason: "the agent asked: " + e.Claim.Question, Question: e.Claim.Question}
 	case e.Stopped != "":
 		return Verdict{Outcome: Retry, Reason: "the agent was stopped: " + e.Stopped}
 	case e.Tampered && e.FewerTests:

@@ -192,12 +192,16 @@ func Run(ctx context.Context, o Options) (err error) {
 	if committing() {
 		// git status runs the programs git's configuration names too.
 		dirty := false
-		if _, err := o.underGit(ctx, ledger, nil, "", func() { dirty = gitDirty(ctx, o.Dir) }); err != nil {
+		undone, err := o.underGit(ctx, ledger, nil, "", func() { dirty = gitDirty(ctx, o.Dir) })
+		if err != nil {
 			if ctx.Err() != nil {
 				// The signal cut the listing short: nothing failed.
 				return stopf(InterruptedStop, "interrupted before the first iteration; run `ralph loop` again to resume")
 			}
 			return err
+		}
+		if lost := lostLines(undone); len(lost) > 0 {
+			return lostToGit(lost)
 		}
 		if dirty {
 			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
@@ -224,12 +228,17 @@ func Run(ctx context.Context, o Options) (err error) {
 			return // untracked and ignored: the person keeps the ledger out of git
 		}
 		var cerr error
-		_, err := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(stop, ProgressFile, msg) })
+		undone, gerr := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(stop, ProgressFile, msg) })
 		if cerr != nil {
 			o.warn("commit of %s: %v", ProgressFile, cerr)
 		}
-		if err != nil {
-			o.warn("%v", err)
+		if gerr != nil {
+			o.warn("%v", gerr)
+		}
+		// The run's own stop stands; one that would say all is well does
+		// not.
+		if lost := lostLines(undone); len(lost) > 0 && err == nil {
+			err = lostToGit(lost)
 		}
 	}()
 	retries := 0    // problems in a row, for the backoff
@@ -863,7 +872,15 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		Stopped:        stopped,
 		Attempt:        attempt,
 		MaxAttempts:    o.Config.Limits.MaxAttempts,
+		Lost:           lostLines(e.Tampered),
+		Iteration:      number,
+		StoryID:        story.ID,
 	})
+	if v.Outcome == Done {
+		if v, err = it.answered(v, g.prd.Story(story.ID)); err != nil {
+			return it.failed(err)
+		}
+	}
 	if v.Outcome == Retry || v.Outcome == Failed {
 		if v, err = it.stall(v, g.changed); err != nil {
 			return it.failed(err)
@@ -871,7 +888,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	e.Outcome = v.Outcome
 	if v.Outcome == Blocked {
-		e.Question = claim.Question
+		e.Question = v.Question
 	}
 	// A verdict on disk must find its iteration's marker there (see
 	// recover): the marker's sync has run while the agent did.
@@ -896,7 +913,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 			// A question is not a failed attempt: the story gets all of
 			// its attempts once a person answers.
 			st.Attempts--
-			st.Blocked = o.secrets().String(claim.Question)
+			st.Blocked = o.secrets().String(v.Question)
 		case Failed:
 			st.Failed = o.secrets().String(v.Reason)
 		}
@@ -1272,6 +1289,9 @@ func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 		err = &waitError{problem: p, retries: retries, transients: transients}
 	}
 	it.judged(p.Message)
+	if err := it.setAside(); err != nil {
+		return it.failed(err)
+	}
 	if rerr := it.record(ctx, fmt.Sprintf("%s %s: %s", e.StoryID, e.Outcome, it.entry.StoryTitle)); rerr != nil {
 		return rerr
 	}
@@ -1527,8 +1547,9 @@ func (it *iteration) interrupted() error {
 	// stopped: a stopped agent has none (see run).
 	it.entry.Outcome = Interrupted
 	it.judged("ralph was stopped during the iteration")
-	if err := it.appendEntry(); err != nil {
-		return err
+	serr := it.setAside()
+	if err := it.appendEntry(); err != nil || serr != nil {
+		return errors.Join(serr, err)
 	}
 	return stopf(InterruptedStop, "interrupted during iteration %d (%s); run `ralph loop` again to resume", it.entry.Iteration, it.entry.StoryID)
 }
@@ -1603,6 +1624,11 @@ func (it *iteration) record(ctx context.Context, message string) error {
 			}
 		})
 		it.entry.Tampered = append(it.entry.Tampered, undone...)
+		if err == nil && len(lostLines(undone)) > 0 {
+			// After the verdict, which set the story aside only for
+			// what the guards before it could not undo.
+			err = it.setAside()
+		}
 		if err != nil {
 			return errors.Join(err, it.appendEntry())
 		}

@@ -17,6 +17,7 @@
 //	stderr TEXT           print TEXT and a newline on stderr
 //	write PATH TEXT       write TEXT to PATH (relative to the working directory)
 //	append PATH TEXT      append TEXT to PATH
+//	fill PATH BYTES       write a file of that many zero bytes to PATH
 //	remove PATH           remove PATH
 //	replace PATH|OLD|NEW  replace the first OLD in PATH with NEW
 //	claim done            print the reply tag <ralph>done</ralph>
@@ -148,6 +149,15 @@ func follow(script, prompt, dir string) int {
 			if err := writeFile(path, text, flag); err != nil {
 				return die(err)
 			}
+		case "fill":
+			path, size, _ := strings.Cut(rest, " ")
+			n, err := strconv.ParseInt(size, 10, 64)
+			if err != nil {
+				return die(err)
+			}
+			if err := fill(path, n); err != nil {
+				return die(err)
+			}
 		case "replace":
 			parts := strings.SplitN(rest, "|", 3)
 			if len(parts) != 3 {
@@ -241,6 +251,31 @@ func writeFile(path, text string, flag int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// fill writes a file of n zero bytes to path, as an agent that fills the
+// guard's budget with files of its own does.
+func fill(path string, n int64) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f, zeros{}, n); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 // background leaves a child behind that holds stdout open, the way an agent

@@ -1,18 +1,22 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/glob"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 )
 
@@ -38,8 +42,9 @@ var DefaultTests = []string{
 }
 
 // maxKept bounds the bytes of protected and test files kept to put them
-// back; past it, a file is still guarded, and a change that cannot be
-// undone sets the story aside for a person (see lostEnd).
+// back; past it, a file is still guarded, and a change is undone from git's
+// copy of the file if it has one as it was (see restoreBlob), else the
+// story is set aside for a person (see lostEnd).
 const maxKept = 32 << 20
 
 // fileState is one guarded file before the agent ran: a regular file's
@@ -47,10 +52,16 @@ const maxKept = 32 << 20
 // a link (or a link that points elsewhere) has changed, whatever the link
 // leads to: the agent could point it at anything, outside the project too.
 type fileState struct {
-	sum  [32]byte
-	data []byte      // nil past maxKept
-	mode fs.FileMode // Lstat's: its type and permissions
-	link string      // the target, when mode says a symbolic link
+	sum    [32]byte
+	summed bool        // sum is set: a protected file's, guarded whole
+	data   []byte      // nil past maxKept
+	size   int64       // a regular file's
+	mode   fs.FileMode // Lstat's: its type and permissions
+	link   string      // the target, when mode says a symbolic link
+	// blob is git's copy of a file kept without its data, as the index
+	// (or else HEAD) had it when the snapshot was taken: an object id, ""
+	// for none. Taken then, it is no copy the agent staged or committed.
+	blob string
 }
 
 // placeOf is what Lstat says is at path, a link's target included; ok is
@@ -188,7 +199,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	// is read past it too, for its sum.
 	keep := func(f fileInfo, sum bool) (fileState, bool) {
 		path := filepath.Join(o.Dir, f.name)
-		st := fileState{mode: f.info.Mode()}
+		st := fileState{mode: f.info.Mode(), size: f.info.Size()}
 		if st.mode&fs.ModeSymlink != 0 {
 			return placeOf(path)
 		}
@@ -200,7 +211,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 			return fileState{}, false // gone meanwhile, or not a file
 		}
 		if sum {
-			st.sum = sha256.Sum256(data)
+			st.sum, st.summed = sha256.Sum256(data), true
 		}
 		if kept+len(data) <= maxKept {
 			st.data = data
@@ -239,7 +250,69 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 			s.tests[f.name] = st
 		}
 	}
+	s.findBlobs(ctx, o)
 	return s, nil
+}
+
+// findBlobs sets the blob of each guarded file kept without its data: git's
+// copy of it, as the index has it, else as HEAD has it. Only a snapshot
+// with such a file asks git, which lists the index (and HEAD, if need be)
+// whole; a file git has no copy of has none, nor has any when git fails.
+func (s *fileSnapshot) findBlobs(ctx context.Context, o *Options) {
+	want := map[string]bool{}
+	for _, files := range []map[string]fileState{s.protected, s.tests} {
+		for name, st := range files {
+			if st.data == nil && st.mode.IsRegular() {
+				want[name] = true
+			}
+		}
+	}
+	if len(want) == 0 || !o.gitTree(ctx) {
+		return
+	}
+	blobs := gitBlobs(ctx, o.Dir, want)
+	for _, files := range []map[string]fileState{s.protected, s.tests} {
+		for name, st := range files {
+			if id, ok := blobs[name]; ok && want[name] {
+				st.blob = id
+				files[name] = st
+			}
+		}
+	}
+}
+
+// gitBlobs returns the object ids of git's copies of the files want names
+// (relative to dir, slash-separated): the index's, else HEAD's. A file in
+// git as something else than a file (a link, a submodule), or in the index
+// only as a conflict's sides, is left out of the index's.
+func gitBlobs(ctx context.Context, dir string, want map[string]bool) map[string]string {
+	found := map[string]string{}
+	regular := func(mode string) bool { return mode == "100644" || mode == "100755" }
+	// Each record is "mode object stage\tname".
+	if out, err := git(ctx, dir, "ls-files", "--stage", "-z", "--", "."); err == nil {
+		for _, rec := range strings.Split(out, "\x00") {
+			meta, name, _ := strings.Cut(rec, "\t")
+			f := strings.Fields(meta)
+			if want[name] && len(f) == 3 && regular(f[0]) && f[2] == "0" {
+				found[name] = f[1]
+			}
+		}
+	}
+	if len(found) == len(want) {
+		return found
+	}
+	// Each record is "mode type object\tname". A work tree with no commit
+	// yet has no HEAD.
+	if out, err := git(ctx, dir, "ls-tree", "-r", "-z", "HEAD", "--", "."); err == nil {
+		for _, rec := range strings.Split(out, "\x00") {
+			meta, name, _ := strings.Cut(rec, "\t")
+			f := strings.Fields(meta)
+			if _, have := found[name]; want[name] && !have && len(f) == 3 && regular(f[0]) && f[1] == "blob" {
+				found[name] = f[2]
+			}
+		}
+	}
+	return found
 }
 
 // guard undoes the agent's changes to protected files and puts back the
@@ -272,7 +345,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
 		}
 	}
-	more, err := s.guardProtected(o, byAgent)
+	more, err := s.guardProtected(ctx, o, byAgent)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,7 +359,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 			found = append(found, name+": "+deleted) // put back above
 			continue
 		}
-		line, err := putBack(o, name, st, deleted)
+		line, err := putBack(ctx, o, name, st, deleted)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -300,7 +373,7 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 // deleted since the snapshot, a line each for the ledger. The guard of the
 // checks calls it too: a test can rewrite a check's script as well as the
 // agent that wrote the test.
-func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
+func (s fileSnapshot) guardProtected(ctx context.Context, o *Options, who string) ([]string, error) {
 	var found []string
 	for name, st := range s.protected {
 		path := filepath.Join(o.Dir, name)
@@ -311,7 +384,7 @@ func (s fileSnapshot) guardProtected(o *Options, who string) ([]string, error) {
 		if _, err := os.Lstat(path); err != nil {
 			what = "deleted"
 		}
-		line, err := putBack(o, name, st, who+" "+what+" this protected file")
+		line, err := putBack(ctx, o, name, st, who+" "+what+" this protected file")
 		if err != nil {
 			return nil, err
 		}
@@ -342,8 +415,9 @@ func (s fileSnapshot) stands(o *Options, name string) {
 		if f, err := os.Open(path); err == nil {
 			// Streamed: the file is past what ralph keeps in memory.
 			h := sha256.New()
-			if _, err := io.Copy(h, f); err == nil {
+			if n, err := io.Copy(h, f); err == nil {
 				copy(now.sum[:], h.Sum(nil))
+				now.summed, now.size = true, n
 			}
 			f.Close()
 		}
@@ -353,13 +427,21 @@ func (s fileSnapshot) stands(o *Options, name string) {
 
 // putBack puts a guarded file back as it was before the agent ran, and
 // returns the ledger's line for it: what the agent did, and whether ralph
-// could undo it (a file too large to keep cannot be: the line ends with
-// lostEnd). It never writes through a link: whatever is at the file's
+// could undo it. A file too large to keep is put back from git's copy, if
+// git has one as the file was; else it cannot be, and the line ends with
+// lostEnd. It never writes through a link: whatever is at the file's
 // place, or at one of its directories', goes.
-func putBack(o *Options, name string, st fileState, what string) (string, error) {
+func putBack(ctx context.Context, o *Options, name string, st fileState, what string) (string, error) {
 	isLink := st.mode&fs.ModeSymlink != 0
 	if st.data == nil && !isLink {
-		return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps: %s", name, what, maxKept>>20, lostEnd), nil
+		ok, err := restoreBlob(ctx, o, name, st)
+		if err != nil {
+			return "", fmt.Errorf("restore %s: %w", name, err)
+		}
+		if !ok {
+			return fmt.Sprintf("%s: %s; past the %d MiB of guarded files ralph keeps, and not in git as it was: %s", name, what, maxKept>>20, lostEnd), nil
+		}
+		return fmt.Sprintf("%s: %s; ralph restored it from git", name, what), nil
 	}
 	path := filepath.Join(o.Dir, name)
 	dir := filepath.Dir(path)
@@ -382,6 +464,64 @@ func putBack(o *Options, name string, st fileState, what string) (string, error)
 		return "", fmt.Errorf("restore %s: %w", name, err)
 	}
 	return fmt.Sprintf("%s: %s; ralph restored it", name, what), nil
+}
+
+// restoreBlob puts the file name back from st.blob, git's copy of it, when
+// that copy is the file as it was: the same contents for a protected file
+// (its sum), the same size for a test file (whose contents the agent may
+// change: only its deletion is undone). The copy is written beside the
+// file and checked before it takes the file's place, so a copy that is
+// not the file changes nothing. It reports whether the file is back; a
+// file without a blob, or whose blob git cannot give (gone since), is not.
+// git runs no filter for it (the copy is as git stores it) nor hook, and a
+// second signal stops it all the same.
+func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bool, error) {
+	if st.blob == "" {
+		return false, nil
+	}
+	path := filepath.Join(o.Dir, name)
+	if err := clearDirs(o.Dir, name); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".ralph-*")
+	if err != nil {
+		return false, err
+	}
+	// Gone once renamed; else the copy goes.
+	defer os.Remove(tmp.Name())
+	ctx, cancel := proc.UntilKilled(ctx)
+	defer cancel()
+	sum := sha256.New()
+	gerr := gitTo(ctx, o.Dir, io.MultiWriter(tmp, sum), "cat-file", "blob", st.blob)
+	info, err := tmp.Stat()
+	if err == nil {
+		err = tmp.Chmod(st.mode.Perm())
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	var exit *exec.ExitError
+	switch {
+	case gerr != nil && proc.Killed():
+		return false, errors.New("stopped by the second signal")
+	case errors.As(gerr, &exit):
+		return false, nil // git has no such object (any more)
+	case gerr != nil:
+		return false, gerr // a write that failed, say
+	case err != nil:
+		return false, err
+	case st.summed && !bytes.Equal(sum.Sum(nil), st.sum[:]):
+		return false, nil
+	case !st.summed && info.Size() != st.size:
+		return false, nil
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp.Name(), path)
 }
 
 // writeNew creates the file at path, which must not exist, with data and

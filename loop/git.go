@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -119,13 +120,23 @@ var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=f
 const maxGitMessage = 1000
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	var stdout bytes.Buffer
+	if err := gitTo(ctx, dir, &stdout, args...); err != nil {
+		return "", err
+	}
+	return stdout.String(), nil
+}
+
+// gitTo is git with its output streamed to stdout, for an output too large
+// to hold in memory (a file's contents).
+func gitTo(ctx context.Context, dir string, stdout io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
 	// A program git started (a signer, a filter) may hold its output open
 	// after git is killed: it is left to killOrphans.
 	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // git itself succeeded; what holds its output is killOrphans' business
@@ -136,9 +147,9 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		// may have printed any amount.
 		msg := textcut.OneLine(strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", "; "), maxGitMessage)
 		if msg == "" {
-			return "", fmt.Errorf("git %s: %w", args[0], err)
+			return fmt.Errorf("git %s: %w", args[0], err)
 		}
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, msg)
+		return fmt.Errorf("git %s: %w: %s", args[0], err, msg)
 	}
-	return stdout.String(), nil
+	return nil
 }

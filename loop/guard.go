@@ -249,8 +249,8 @@ const (
 // prd.json as the guard left it for the judge, if known. The project's
 // other files are left alone: they cost a listing to compare, and are the
 // agent's to change anyway.
-func (s snapshot) guardAfter(o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string) (*prd.File, []string, error) {
-	return s.guardWith(o, ledger, read, storyID, who, func() ([]string, error) { return s.files.guardProtected(o, who) })
+func (s snapshot) guardAfter(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string) (*prd.File, []string, error) {
+	return s.guardWith(o, ledger, read, storyID, who, func() ([]string, error) { return s.files.guardProtected(ctx, o, who) })
 }
 
 // guardWith is the guards' one order: the three files' places, prd.json,
@@ -309,7 +309,9 @@ func (o *Options) underGit(ctx context.Context, ledger *progress.Ledger, files *
 		return nil, err
 	}
 	fn()
-	_, undone, err := before.guardAfter(o, ledger, nil, storyID, byGit)
+	// As the agent's guard: what git's programs changed is undone however
+	// the run ends.
+	_, undone, err := before.guardAfter(context.WithoutCancel(ctx), o, ledger, nil, storyID, byGit)
 	for _, t := range undone {
 		o.warn("%s", t)
 	}

@@ -836,7 +836,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	failed, ran := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
 	if ran {
 		touched := stamped.touched(o.Dir)
-		judged, tampered, err := snap.guardAfter(o, it.ledger, g.prd, story.ID, byChecks)
+		judged, tampered, err := snap.guardAfter(context.WithoutCancel(ctx), o, it.ledger, g.prd, story.ID, byChecks)
 		if err != nil {
 			return it.unguarded(err)
 		}
@@ -1452,7 +1452,7 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool { return c.Baseline })
 	results := checks.Run(ctx, cs, opts)
 	o.killOrphans(byChecks)
-	_, tampered, err := before.guardAfter(o, it.ledger, f, story.ID, byChecks)
+	_, tampered, err := before.guardAfter(context.WithoutCancel(ctx), o, it.ledger, f, story.ID, byChecks)
 	if err != nil {
 		return nil, err
 	}

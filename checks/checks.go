@@ -45,7 +45,7 @@ type Result struct {
 	Cut      bool          // Output is the end of a longer output: its first line may be cut anywhere
 	Lines    int           // how many lines the whole output had
 	Err      error         // could not start (e.g. no sh), or cancelled before it started
-	Tests    int           // how many tests the output reported; -1 when it reported none
+	Tests    int           // how many tests the output reported ran, not skipped; -1 when it reported none
 	// Stopped says that ctx ended the check, before it started or while
 	// it ran, and it did not pass: it neither passed nor failed.
 	Stopped bool

@@ -11,35 +11,52 @@ import (
 // maxCountLine bounds a line held for counting; longer ones are passed over.
 const maxCountLine = 64 << 10
 
+// What counts is the tests that ran, passed or failed: a skipped test did
+// not, and counting it would let an agent turn a failing test into a
+// skipped one (t.Skip, @pytest.mark.skip, #[ignore], it.skip) and keep its
+// count. Per runner, a test ran when
+//   - go test -v or -json says PASS or FAIL (pass, fail) of it; SKIP (skip)
+//     is t.Skip's, or -short's;
+//   - pytest says it passed or failed, xfailed or xpassed (an expected
+//     failure is run, as any test is), or errored (in its setup or
+//     teardown, or a file that would not load); skipped and deselected
+//     ones did not run;
+//   - cargo says it passed or failed; ignored (#[ignore]) and filtered out
+//     ones did not run, and measured ones are benchmarks;
+//   - jest or vitest says it passed or failed; skipped (it.skip, xit, a
+//     test left out by .only) and todo ones did not run, though the
+//     summary's total counts them.
 var (
 	// One line per test, as go test -v and go test -json print them.
 	goTestRE = lazyre.New(`^\s*--- (PASS|FAIL|SKIP): |"Action":"(pass|fail|skip)".*"Test":|"Test":.*"Action":"(pass|fail|skip)"`)
 	// A runner's closing summary: pytest "3 passed, 1 failed", cargo
 	// "test result: ok. 3 passed; 1 failed; 0 ignored", jest and vitest
-	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)".
+	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)". The kinds that
+	// did not run are matched too, to tell a summary that ran no test.
 	summaryRE = lazyre.New(`(?i)\b(\d+) (passed|failed|skipped|ignored|errors?|xfailed|xpassed)\b`)
-	totalRE   = lazyre.New(`(?i)^\s*tests:?\s.*?\b(\d+) total\b`)
-	// vitest's "      Tests  1 failed | 2 passed (3)": the total in brackets.
-	vitestRE = lazyre.New(`(?i)^\s*tests\s+.*\b(?:passed|failed|skipped)\b.*\((\d+)\)\s*$`)
+	// jest's "Tests:       1 failed, 1 skipped, 2 passed, 4 total".
+	jestRE = lazyre.New(`(?i)^\s*tests:?\s.*?\b\d+ total\b`)
+	// vitest's "      Tests  1 failed | 2 passed | 1 skipped (4)".
+	vitestRE = lazyre.New(`(?i)^\s*tests\s+.*\b(?:passed|failed|skipped|todo)\b.*\(\d+\)\s*$`)
 	// pytest -q's summary, without its frame of "=": "1 failed, 2 passed
 	// in 0.12s".
 	quietRE = lazyre.New(`^\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed)\b.* in \d+(?:\.\d+)?s$`)
 )
 
-// testCounter counts the tests a check's output reports, line by line as
-// the output streams past: per-test lines (Go) or the runner's summary
+// testCounter counts the tests that ran in a check's output, line by line
+// as the output streams past: per-test lines (Go) or the runner's summary
 // (pytest, cargo, jest, vitest). Memory is bounded by maxCountLine. It is written
 // from one goroutine (a check's stdout and stderr share one pipe) and read
 // once the check is over.
 type testCounter struct {
 	lines   lines.Splitter // longer lines are passed over
-	perTest int
-	summary int // the last summary's total; -1 when none was seen
-	cargo   int // the sum of cargo's summaries, one per test binary
+	perTest int            // tests Go's per-test lines say ran; -1 when none was seen
+	summary int            // what the last summary says ran; -1 when none was seen
+	cargo   int            // the sum of cargo's summaries, one per test binary
 }
 
 func newTestCounter() *testCounter {
-	c := &testCounter{summary: -1}
+	c := &testCounter{perTest: -1, summary: -1}
 	c.lines = lines.Splitter{Max: maxCountLine, Line: c.line}
 	return c
 }
@@ -50,37 +67,53 @@ func (c *testCounter) Write(p []byte) (int, error) { return c.lines.Write(p) }
 // a line that has the text it needs: most lines of a check's output are
 // none of these, and the patterns cost microseconds a line.
 func (c *testCounter) line(line []byte) {
-	if (bytes.Contains(line, []byte("--- ")) || bytes.Contains(line, []byte(`"Action":"`))) && goTestRE().Match(line) {
-		c.perTest++
-		return
+	if bytes.Contains(line, []byte("--- ")) || bytes.Contains(line, []byte(`"Action":"`)) {
+		if m := goTestRE().FindSubmatch(line); m != nil {
+			c.perTest = max(c.perTest, 0)
+			// One of the groups holds what became of the test; the others
+			// are empty.
+			skipped := false
+			for _, g := range m[1:] {
+				skipped = skipped || bytes.EqualFold(g, []byte("skip"))
+			}
+			if !skipped {
+				c.perTest++
+			}
+			return
+		}
 	}
 	t := bytes.TrimSpace(line)
-	if len(t) >= 5 && bytes.EqualFold(t[:5], []byte("tests")) {
-		if m := totalRE().FindSubmatch(line); m != nil {
-			c.summary, _ = strconv.Atoi(string(m[1]))
-			return
-		}
-		if m := vitestRE().FindSubmatch(line); m != nil {
-			c.summary, _ = strconv.Atoi(string(m[1]))
-			return
-		}
+	if len(t) >= 5 && bytes.EqualFold(t[:5], []byte("tests")) && (jestRE().Match(line) || vitestRE().Match(line)) {
+		c.summary, _ = ran(line)
+		return
 	}
 	if !looksLikeSummary(t) {
 		return
 	}
-	if ms := summaryRE().FindAllSubmatch(line, -1); len(ms) > 0 {
-		total := 0
-		for _, m := range ms {
-			n, _ := strconv.Atoi(string(m[1]))
-			total += n
-		}
-		if bytes.HasPrefix(t, []byte("test result:")) {
-			// cargo prints a summary per test binary: they add up.
-			c.cargo += total
-			total = c.cargo
-		}
-		c.summary = total
+	n, ok := ran(line)
+	if !ok {
+		return
 	}
+	if bytes.HasPrefix(t, []byte("test result:")) {
+		// cargo prints a summary per test binary: they add up.
+		c.cargo += n
+		n = c.cargo
+	}
+	c.summary = n
+}
+
+// ran adds up the counts of a summary line's tests that ran (see above);
+// ok is false when the line has no count of tests at all.
+func ran(line []byte) (n int, ok bool) {
+	for _, m := range summaryRE().FindAllSubmatch(line, -1) {
+		ok = true
+		if bytes.EqualFold(m[2], []byte("skipped")) || bytes.EqualFold(m[2], []byte("ignored")) {
+			continue
+		}
+		k, _ := strconv.Atoi(string(m[1]))
+		n += k
+	}
+	return n, ok
 }
 
 // looksLikeSummary tells a runner's summary line, trimmed, from any line
@@ -91,15 +124,12 @@ func looksLikeSummary(t []byte) bool {
 		len(t) > 0 && '0' <= t[0] && t[0] <= '9' && quietRE().Match(t)
 }
 
-// count returns how many tests the output reported, or -1 when it did not
-// look like a test runner's.
+// count returns how many tests the output reported ran, or -1 when it did
+// not look like a test runner's.
 func (c *testCounter) count() int {
 	c.lines.Flush()
-	switch {
-	case c.summary >= 0:
+	if c.summary >= 0 {
 		return c.summary
-	case c.perTest > 0:
-		return c.perTest
 	}
-	return -1
+	return c.perTest
 }

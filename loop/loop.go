@@ -1067,7 +1067,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 	for _, t := range it.fewerTests() {
 		// The count before may be from before a person's own removal of
 		// tests: the ratchet cannot tell, and says how to start anew.
-		o.warn("%s (if you removed tests yourself, rename the check in %s, or change a story's check's command: a new name starts its count anew)", t, HarnessFile)
+		o.warn("%s (if you removed or skipped tests yourself, rename the check in %s, or change a story's check's command: a new name starts its count anew)", t, HarnessFile)
 		it.entry.Tampered = append(it.entry.Tampered, t)
 	}
 	return failed, true

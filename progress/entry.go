@@ -32,8 +32,8 @@ type Check struct {
 	// Known marks a failure the baseline had before the story's first
 	// attempt: it does not block the story.
 	Known bool
-	// Tests is how many tests the check's output reported; 0 when it
-	// reported none (a check that ran no test is no test runner).
+	// Tests is how many tests the check's output reported ran (skipped
+	// ones did not); 0 when it reported none.
 	Tests    int
 	Duration time.Duration
 	Excerpt  string // tail of the failing output; multi-line

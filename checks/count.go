@@ -27,8 +27,6 @@ const maxCountLine = 64 << 10
 //     test left out by .only) and todo ones did not run, though the
 //     summary's total counts them.
 var (
-	// One line per test, as go test -v and go test -json print them.
-	goTestRE = lazyre.New(`^\s*--- (PASS|FAIL|SKIP): |"Action":"(pass|fail|skip)".*"Test":|"Test":.*"Action":"(pass|fail|skip)"`)
 	// A runner's closing summary: pytest "3 passed, 1 failed", cargo
 	// "test result: ok. 3 passed; 1 failed; 0 ignored", jest and vitest
 	// "Tests:  3 passed, 4 total" or "Tests  3 passed (3)". The kinds that
@@ -63,24 +61,18 @@ func newTestCounter() *testCounter {
 
 func (c *testCounter) Write(p []byte) (int, error) { return c.lines.Write(p) }
 
-// line counts what one line of output says. Each pattern is tried only on
-// a line that has the text it needs: most lines of a check's output are
-// none of these, and the patterns cost microseconds a line.
+// line counts what one line of output says. Go's per-test lines are told
+// by their bytes, and each pattern is tried only on a line that has the
+// text it needs: most lines of a check's output are none of these, and the
+// patterns cost microseconds a line.
 func (c *testCounter) line(line []byte) {
-	if bytes.Contains(line, []byte("--- ")) || bytes.Contains(line, []byte(`"Action":"`)) {
-		if m := goTestRE().FindSubmatch(line); m != nil {
-			c.perTest = max(c.perTest, 0)
-			// One of the groups holds what became of the test; the others
-			// are empty.
-			skipped := false
-			for _, g := range m[1:] {
-				skipped = skipped || bytes.EqualFold(g, []byte("skip"))
-			}
-			if !skipped {
-				c.perTest++
-			}
-			return
-		}
+	switch string(goVerdict(line)) {
+	case "PASS", "FAIL", "pass", "fail":
+		c.perTest = max(c.perTest, 0) + 1
+		return
+	case "SKIP", "skip":
+		c.perTest = max(c.perTest, 0)
+		return
 	}
 	t := bytes.TrimSpace(line)
 	if len(t) >= 5 && bytes.EqualFold(t[:5], []byte("tests")) && (jestRE().Match(line) || vitestRE().Match(line)) {
@@ -100,6 +92,24 @@ func (c *testCounter) line(line []byte) {
 		n = c.cargo
 	}
 	c.summary = n
+}
+
+// goVerdict returns what a line of go test -v says became of a test
+// ("PASS", "FAIL" or "SKIP"), or the action of a line of go test -json
+// about one test when it has four letters ("pass", "fail", "skip", or
+// "cont", which is none), or nil. It compares bytes, with no pattern:
+// every line of -json's output has an action, most of them "output".
+func goVerdict(line []byte) []byte {
+	// go test -v: "--- PASS: TestA (0.00s)", indented for a subtest.
+	if t := bytes.TrimLeft(line, " \t"); len(t) >= 10 && bytes.HasPrefix(t, []byte("--- ")) && bytes.HasPrefix(t[8:], []byte(": ")) {
+		return t[4:8]
+	}
+	// go test -json: {"Time":"…","Action":"pass","Package":"…","Test":"TestA",…};
+	// a package's own verdict names no test.
+	if _, rest, ok := bytes.Cut(line, []byte(`"Action":"`)); ok && len(rest) > 4 && rest[4] == '"' && bytes.Contains(line, []byte(`"Test":`)) {
+		return rest[:4]
+	}
+	return nil
 }
 
 // ran adds up the counts of a summary line's tests that ran (see above);

@@ -23,6 +23,9 @@ func TestTestCounter(t *testing.T) {
 		{"not a runner's time", "build ok\n2 passed the linter in 3s flat\n", -1},
 		{"not a runner", "build ok\n2 passed the linter\n", -1},
 		{"go without -v", "ok  \tpkg\t0.01s\n", -1},
+		{"not go's verdicts", "--- a/main.go\n+++ b/main.go\n--- PASSED: the linter\nlog: --- PASS: TestA (0.00s)\n", -1},
+		{"go -json, paused and continued", `{"Action":"pause","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"cont","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"p","Test":"TestA"}` + "\n", 1},
+		{"go -json, the test named first", `{"Test":"TestA","Action":"fail"}` + "\n", 1},
 
 		// Skipped tests did not run: they do not count, and a runner that
 		// skipped every test reports none run.

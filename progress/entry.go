@@ -33,7 +33,8 @@ type Check struct {
 	// attempt: it does not block the story.
 	Known bool
 	// Tests is how many tests the check's output reported ran (skipped
-	// ones did not); 0 when it reported none.
+	// ones did not); 0 when it reported none, or when the line is an
+	// older ralph's, whose count took in skipped tests (see parseCheck).
 	Tests    int
 	Duration time.Duration
 	Excerpt  string // tail of the failing output; multi-line
@@ -206,7 +207,7 @@ func formatCheck(c Check) string {
 		s += sep + "known failure"
 	}
 	if c.Tests > 0 {
-		s += sep + plural.Of(c.Tests, "1 test", "%d tests")
+		s += sep + plural.Of(c.Tests, "1 test run", "%d tests run")
 	}
 	if c.Excerpt != "" {
 		s += "\n" + c.Excerpt

@@ -51,7 +51,7 @@ usage: 1234 input tokens · 567 output tokens · $0.0123
 check: test · fail · 2.1s
   | --- FAIL: TestFoo
   | foo_test.go:12: want 1, got 2
-check: vet · pass · 0.4s · 12 tests
+check: vet · pass · 0.4s · 12 tests run
 check: lint · fail · 0s · known failure
   | old.go:3: unused
 baseline: lint · fail · 0s
@@ -156,6 +156,27 @@ func TestFormatParseRoundTrip(t *testing.T) {
 				t.Errorf("round trip of\n%s\ngot  %#v\nwant %#v", text, entries[0], tt.e)
 			}
 		})
+	}
+}
+
+// TestParseCheckCounts reads counts of tests run, and the counts an older
+// ralph wrote, skipped tests among them, as none: the rest of their line
+// is read as ever.
+func TestParseCheckCounts(t *testing.T) {
+	tests := []struct {
+		line string
+		want Check
+	}{
+		{"vet · pass · 0.4s · 1 test run", Check{Name: "vet", Passed: true, Duration: 400 * time.Millisecond, Tests: 1}},
+		{"vet · fail · 2s · known failure · 12 tests run", Check{Name: "vet", Known: true, Duration: 2 * time.Second, Tests: 12}},
+		{"vet · pass · 0.4s · 12 tests", Check{Name: "vet", Passed: true, Duration: 400 * time.Millisecond}},
+		{"vet · fail · 2s · optional · known failure · 1 test", Check{Name: "vet", Optional: true, Known: true, Duration: 2 * time.Second}},
+		{"a test run · pass · 0s", Check{Name: "a test run", Passed: true}},
+	}
+	for _, tt := range tests {
+		if got := parseCheck(tt.line); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseCheck(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
 	}
 }
 

@@ -311,22 +311,30 @@ func parseUsage(e *Entry, v string) {
 	}
 }
 
-// parseCheck reads "NAME · pass|fail|skip · DUR[ · optional][ · timed out]"
-// and the excerpt on the continuation lines. It reads from the right so that
-// a check's name may contain " · ".
+// parseCheck reads "NAME · pass|fail|skip · DUR[ · optional][ · timed
+// out][ · known failure][ · N tests run]" and the excerpt on the
+// continuation lines. It reads from the right so that a check's name may
+// contain " · ".
 func parseCheck(v string) Check {
 	var c Check
 	line, excerpt, _ := strings.Cut(v, "\n")
 	c.Excerpt = excerpt
 	if i := strings.LastIndex(line, sep); i >= 0 {
-		last := line[i+len(sep):]
-		n, ok := strings.CutSuffix(last, " tests")
+		// "3 tests run". A ralph that counted skipped tests with those
+		// that ran wrote "3 tests": that count is read as none, so that
+		// the test ratchet starts the check's count anew rather than
+		// compare tests run with tests run and skipped.
+		count, run := strings.CutSuffix(line[i+len(sep):], " run")
+		n, ok := strings.CutSuffix(count, " tests")
 		if !ok {
-			n, ok = strings.CutSuffix(last, " test")
+			n, ok = strings.CutSuffix(count, " test")
 		}
 		if ok {
 			if v, err := strconv.Atoi(n); err == nil && v > 0 {
-				c.Tests, line = v, line[:i]
+				line = line[:i]
+				if run {
+					c.Tests = v
+				}
 			}
 		}
 	}

@@ -15,8 +15,10 @@ import (
 // key is a member of a JSON object that this package knows: how to decode it
 // into a T, and how to read it back for Marshal.
 type key[T any] struct {
-	name   string
-	decode func(d *decoder, t *T, v []byte, off int)
+	name string
+	// decode decodes the value at the decoder's offset v into t, and
+	// returns the offset just past it, or -1 when its syntax is bad.
+	decode func(d *decoder, t *T, v int) int
 	// get returns the value to write and whether to add the key when the
 	// object lacks it. A nil value removes the key.
 	get func(t *T) (v any, add bool)
@@ -25,16 +27,16 @@ type key[T any] struct {
 // fileKeys are the top-level keys, in the order Marshal adds missing ones.
 var fileKeys = []key[File]{
 	{"project",
-		func(d *decoder, f *File, v []byte, off int) { f.Project = d.string(v, off) },
+		func(d *decoder, f *File, v int) (end int) { f.Project, end = d.string(v); return end },
 		func(f *File) (any, bool) { return f.Project, f.Project != "" }},
 	{"branchName",
-		func(d *decoder, f *File, v []byte, off int) { f.BranchName = d.string(v, off) },
+		func(d *decoder, f *File, v int) (end int) { f.BranchName, end = d.string(v); return end },
 		func(f *File) (any, bool) { return f.BranchName, f.BranchName != "" }},
 	{"description",
-		func(d *decoder, f *File, v []byte, off int) { f.Description = d.string(v, off) },
+		func(d *decoder, f *File, v int) (end int) { f.Description, end = d.string(v); return end },
 		func(f *File) (any, bool) { return f.Description, f.Description != "" }},
 	{"userStories",
-		func(d *decoder, f *File, v []byte, off int) { f.Stories = d.stories(v, off) },
+		func(d *decoder, f *File, v int) (end int) { f.Stories, end = d.stories(v); return end },
 		func(f *File) (any, bool) { return storyList(f.Stories), true }},
 }
 
@@ -42,23 +44,19 @@ var fileKeys = []key[File]{
 // the status keys come last, so a story that gains status keeps its look.
 var storyKeys = []key[Story]{
 	{"id",
-		func(d *decoder, s *Story, v []byte, off int) { s.ID = d.string(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.ID, end = d.string(v); return end },
 		func(s *Story) (any, bool) { return s.ID, s.ID != "" }},
 	{"title",
-		func(d *decoder, s *Story, v []byte, off int) { s.Title = d.string(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Title, end = d.string(v); return end },
 		func(s *Story) (any, bool) { return s.Title, s.Title != "" }},
 	{"description",
-		func(d *decoder, s *Story, v []byte, off int) { s.Description = d.string(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Description, end = d.string(v); return end },
 		func(s *Story) (any, bool) { return s.Description, s.Description != "" }},
 	{"acceptanceCriteria",
-		func(d *decoder, s *Story, v []byte, off int) {
-			s.AcceptanceCriteria = d.strings(v, off)
-		},
+		func(d *decoder, s *Story, v int) (end int) { s.AcceptanceCriteria, end = d.strings(v); return end },
 		func(s *Story) (any, bool) { return s.AcceptanceCriteria, len(s.AcceptanceCriteria) > 0 }},
 	{"priority",
-		func(d *decoder, s *Story, v []byte, off int) {
-			s.Priority, s.HasPriority = d.int(v, off)
-		},
+		func(d *decoder, s *Story, v int) (end int) { s.Priority, s.HasPriority, end = d.int(v); return end },
 		func(s *Story) (any, bool) {
 			if !s.HasPriority {
 				return nil, false
@@ -66,28 +64,28 @@ var storyKeys = []key[Story]{
 			return s.Priority, true
 		}},
 	{"notes",
-		func(d *decoder, s *Story, v []byte, off int) { s.Notes = d.string(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Notes, end = d.string(v); return end },
 		func(s *Story) (any, bool) { return s.Notes, s.Notes != "" }},
 	{"checks",
-		func(d *decoder, s *Story, v []byte, off int) { s.Checks = d.strings(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Checks, end = d.strings(v); return end },
 		func(s *Story) (any, bool) { return s.Checks, len(s.Checks) > 0 }},
 	{"dependsOn",
-		func(d *decoder, s *Story, v []byte, off int) { s.DependsOn = d.strings(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.DependsOn, end = d.strings(v); return end },
 		func(s *Story) (any, bool) { return s.DependsOn, len(s.DependsOn) > 0 }},
 	{"passes",
-		func(d *decoder, s *Story, v []byte, off int) { s.Passes = d.bool(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Passes, end = d.bool(v); return end },
 		func(s *Story) (any, bool) { return s.Passes, s.Passes }},
 	{"attempts",
-		func(d *decoder, s *Story, v []byte, off int) { s.Attempts, _ = d.int(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Attempts, _, end = d.int(v); return end },
 		func(s *Story) (any, bool) { return s.Attempts, s.Attempts != 0 }},
 	{"blocked",
-		func(d *decoder, s *Story, v []byte, off int) { s.Blocked = d.string(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Blocked, end = d.string(v); return end },
 		func(s *Story) (any, bool) { return s.Blocked, s.Blocked != "" }},
 	{"failed",
-		func(d *decoder, s *Story, v []byte, off int) { s.Failed = d.failed(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Failed, end = d.failed(v); return end },
 		func(s *Story) (any, bool) { return s.Failed, s.Failed != "" }},
 	{"answers",
-		func(d *decoder, s *Story, v []byte, off int) { s.Answers = d.answers(v, off) },
+		func(d *decoder, s *Story, v int) (end int) { s.Answers, end = d.answers(v); return end },
 		func(s *Story) (any, bool) { return s.Answers, len(s.Answers) > 0 }},
 }
 
@@ -288,15 +286,17 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		src = string(data)
 		data = unsafe.Slice(unsafe.StringData(src), len(src))
 	}
-	// The syntax is checked first, so that the walk below can trust it;
-	// encoding/json has the last word on text scan turns down, and words
-	// the error.
-	opens, ends, canonical, ok := scan(data)
+	t := text{data: data, src: src, plain: isPlain(data)}
+	d := &decoder{text: t, name: name, blocks: true}
+	f, ok := d.file()
 	if !ok && strings.HasPrefix(src, "\ufeff") {
 		// As Windows editors write it; JSON leaves it out.
 		return nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", at(name, data, 0))
 	}
 	if !ok {
+		// encoding/json has the last word on text the decoder turns down,
+		// and words the error; text it accepts nests deeper than the
+		// decoder checks, and is decoded again without that limit.
 		var raw json.RawMessage
 		if err := json.Unmarshal(data, &raw); err != nil {
 			var serr *json.SyntaxError
@@ -305,10 +305,11 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		d = &decoder{text: t, name: name, blocks: true, deep: true}
+		if f, ok = d.file(); !ok {
+			return nil, fmt.Errorf("%s: valid JSON that ralph cannot read: please report it", name)
+		}
 	}
-	t := text{data: data, src: src, opens: opens, ends: ends, canonical: canonical, plain: isPlain(data)}
-	d := &decoder{text: t, name: name}
-	f := d.file(skipSpace(data, 0))
 	if len(d.errs) > 0 {
 		// The meaning is checked too, so that every problem is told at
 		// once, unless the list of stories itself is of the wrong shape:
@@ -327,11 +328,17 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 }
 
 // decoder turns the raw JSON of a prd.json into a File, collecting an error
-// for every value of the wrong type.
+// for every value of the wrong type, and checking the syntax on the way (see
+// scan.go).
 type decoder struct {
 	text
-	name       string
-	errs       []error
+	name string
+	errs []error
+	// canonical: the text read so far is laid out as Marshal writes it.
+	canonical bool
+	// deep: the text is valid JSON (encoding/json said so), and may nest
+	// deeper than maxScanDepth.
+	deep       bool
 	hasStories bool // the file has a userStories member that is not null
 	// misshapen says that an error is about the list of stories itself
 	// (userStories is not an array, or one of its elements not an object);
@@ -339,14 +346,19 @@ type decoder struct {
 	misshapen bool
 	mistyped  map[member]bool
 	// path is the JSON path of the value being decoded, for messages: it
-	// is kept as a stack and spelt out only when there is an error.
+	// is kept as a stack and spelt out only when there is an error. It has
+	// a step for each object or array around the value, so its length is
+	// the value's depth.
 	path []step
-	// scratch holds the elements of an array of strings while it is
-	// decoded, members the members of a story.
-	scratch []element
-	members []field
-	// slab is where the slices of strings are cut from.
-	slab []string
+	// scratch holds the strings of an array while it is decoded.
+	scratch []string
+	// blocks: a whole file is decoded, and its slices of strings are cut
+	// from blocks shared by many stories (see strs).
+	blocks bool
+	slab   []string
+	// live and orig are the rest of the blocks stories and their copies
+	// as parsed are cut from (see newStory).
+	live, orig []Story
 }
 
 // step is a member name or an array index in a JSON path.
@@ -401,52 +413,150 @@ func (d *decoder) errorf(off int, format string, args ...any) {
 	d.errs = append(d.errs, fmt.Errorf("%s: %s", at(d.name, d.data, off), msg))
 }
 
-func (d *decoder) file(off int) *File {
-	if d.data[off] != '{' {
-		d.errorf(off, "want an object, got %s", kind(d.data[off:]))
-		return nil
+// file decodes the whole text. ok is false when its syntax is bad, or it
+// nests deeper than the decoder checks (see scan.go).
+func (d *decoder) file() (f *File, ok bool) {
+	data := d.data
+	i := skipSpace(data, 0)
+	if i == len(data) {
+		return nil, false
 	}
-	f := &File{fields: d.fields(off, nil), text: [][]byte{d.data}, canonical: d.canonical}
-	decodeObject(d, f, f.fields, fileKeys)
-	f.orig = &File{Project: f.Project, BranchName: f.BranchName, Description: f.Description}
-	return f
+	d.canonical = i == 0
+	var end int
+	if data[i] == '{' {
+		f = &File{text: [][]byte{data}}
+		end = object(d, f, i, fileKeys, &f.fields)
+		f.orig = &File{Project: f.Project, BranchName: f.BranchName, Description: f.Description}
+	} else {
+		d.errorf(i, "want an object, got %s", kind(data[i:]))
+		end = d.skip(i, 0)
+	}
+	if end < 0 || skipSpace(data, end) != len(data) {
+		return nil, false
+	}
+	// Whether the text is laid out as Marshal writes it is known only
+	// now that all of it was read.
+	if f != nil && d.canonical {
+		f.canonical = true
+		for _, s := range f.Stories {
+			s.canonical = true
+		}
+	}
+	return f, true
 }
 
-func (d *decoder) stories(v []byte, off int) []*Story {
-	if !d.array(v, off) {
-		return nil
+// object decodes the object at data[i] into t, the members that keys knows,
+// and returns the offset just past it. When fs is not nil, the members are
+// appended to it.
+func object[T any](d *decoder, t *T, i int, keys []key[T], fs *[]field) int {
+	depth := len(d.path)
+	var seen uint64 // by index in keys
+	j, more := d.open(i, depth)
+	for more {
+		keyEnd, v := d.key(j)
+		if v < 0 {
+			return -1
+		}
+		k := unquote(d.src, d.data[j:keyEnd], j, d.plain)
+		end := decodeMember(d, t, k, v, keys, &seen)
+		if end < 0 {
+			return -1
+		}
+		if fs != nil {
+			// Full slice expressions: nothing appended to a piece can
+			// write into the text.
+			*fs = append(*fs, field{key: k, rawKey: d.data[j:keyEnd:keyEnd], value: d.data[v:end:end], off: v})
+		}
+		j, more = d.after(end, depth, '}')
+	}
+	return j
+}
+
+// decodeObject decodes the members fs of an object, walked from valid text,
+// that keys knows into t.
+func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
+	var seen uint64
+	for _, f := range fs {
+		decodeMember(d, t, f.key, f.off, keys, &seen)
+	}
+}
+
+// decodeMember decodes the value at data[v] of the member name into t, if
+// keys knows it, and returns the offset just past it. seen holds the keys
+// of the object decoded before, by index in keys.
+func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], seen *uint64) int {
+	i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == name })
+	if i < 0 {
+		return d.skip(v, len(d.path)+1)
+	}
+	d.push(name)
+	defer d.pop()
+	// encoding/json would let the last one win, silently; a human
+	// editing prd.json more likely made a mistake.
+	if *seen&(1<<i) != 0 {
+		d.errorf(v, "duplicate key")
+		return d.skipHere(v)
+	}
+	*seen |= 1 << i
+	return keys[i].decode(d, t, v)
+}
+
+// skipHere checks the value at data[v], at the current path, and returns
+// the offset just past it.
+func (d *decoder) skipHere(v int) int { return d.skip(v, len(d.path)) }
+
+func (d *decoder) stories(v int) ([]*Story, int) {
+	if !d.array(v) {
+		return nil, d.skipHere(v)
 	}
 	d.hasStories = true
-	es := d.elements(off, nil)
-	// The stories and the copies that tell what changed are allocated
-	// together, not one by one: a file of thousands of stories is read
-	// in every iteration.
-	live := make([]Story, len(es))
-	orig := make([]Story, len(es))
-	stories := make([]*Story, 0, len(es))
-	for i, e := range es {
-		d.pushIndex(i)
-		if e.value[0] != '{' {
-			d.errorf(e.off, "want an object, got %s", kind(e.value))
-			d.pop()
-			continue
+	data := d.data
+	depth := len(d.path)
+	var stories []*Story
+	j, more := d.open(v, depth)
+	for n := 0; more; n++ {
+		d.pushIndex(n)
+		var end int
+		if data[j] != '{' {
+			d.errorf(j, "want an object, got %s", kind(data[j:]))
+			end = d.skipHere(j)
+		} else {
+			s, o := d.newStory(len(stories))
+			end = object(d, s, j, storyKeys, nil)
+			if end >= 0 {
+				s.raw = data[j:end:end]
+				*o = *s
+				o.AcceptanceCriteria = d.clone(s.AcceptanceCriteria)
+				o.Checks = d.clone(s.Checks)
+				o.DependsOn = d.clone(s.DependsOn)
+				o.Answers = slices.Clone(s.Answers)
+				o.raw = nil
+				s.orig = o
+				stories = append(stories, s)
+			}
 		}
-		s := &live[i]
-		s.raw, s.canonical = e.value, d.canonical
-		d.members = d.fields(e.off, d.members[:0])
-		decodeObject(d, s, d.members, storyKeys)
-		o := &orig[i]
-		*o = *s
-		o.AcceptanceCriteria = d.clone(s.AcceptanceCriteria)
-		o.Checks = d.clone(s.Checks)
-		o.DependsOn = d.clone(s.DependsOn)
-		o.Answers = slices.Clone(s.Answers)
-		o.raw = nil
-		s.orig = o
-		stories = append(stories, s)
 		d.pop()
+		if end < 0 {
+			return nil, -1
+		}
+		j, more = d.after(end, depth, ']')
 	}
-	return stories
+	return stories, j
+}
+
+// newStory returns a story to decode into and one for its copy as parsed,
+// when n stories were decoded before. They are cut from blocks, not
+// allocated one by one: a file of thousands of stories is read in every
+// iteration.
+func (d *decoder) newStory(n int) (live, orig *Story) {
+	if len(d.live) == 0 {
+		// Blocks grow with the file, up to a size that wastes little.
+		size := min(max(n, 16), 1024)
+		d.live, d.orig = make([]Story, size), make([]Story, size)
+	}
+	live, orig = &d.live[0], &d.orig[0]
+	d.live, d.orig = d.live[1:], d.orig[1:]
+	return live, orig
 }
 
 // strs returns an empty slice with room for n strings, cut from a larger
@@ -460,7 +570,7 @@ func (d *decoder) strs(n int) []string {
 	}
 	if n > len(d.slab) {
 		size := n
-		if d.opens != nil { // a whole file, scanned
+		if d.blocks {
 			size = max(n, 1024)
 		}
 		d.slab = make([]string, size)
@@ -478,27 +588,6 @@ func (d *decoder) clone(ss []string) []string {
 	return append(d.strs(len(ss)), ss...)
 }
 
-// decodeObject decodes the members of an object that keys knows into t.
-func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
-	var seen uint64 // by index in keys
-	for _, f := range fs {
-		i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == f.key })
-		if i < 0 {
-			continue
-		}
-		d.push(f.key)
-		// encoding/json would let the last one win, silently; a human
-		// editing prd.json more likely made a mistake.
-		if seen&(1<<i) != 0 {
-			d.errorf(f.off, "duplicate key")
-		} else {
-			seen |= 1 << i
-			keys[i].decode(d, t, f.value, f.off)
-		}
-		d.pop()
-	}
-}
-
 // clone returns a copy of s that shares no memory with it.
 func (s *Story) clone() *Story {
 	c := *s
@@ -510,131 +599,182 @@ func (s *Story) clone() *Story {
 	return &c
 }
 
-// array reports whether v is an array, recording an error unless it is an
-// array or null (which counts as absent).
-func (d *decoder) array(v []byte, off int) bool {
-	switch v[0] {
+// array reports whether the value at data[v] is an array, recording an
+// error unless it is an array or null (which counts as absent).
+func (d *decoder) array(v int) bool {
+	switch d.data[v] {
 	case '[':
 		return true
 	case 'n':
 		return false
 	}
-	d.errorf(off, "want an array, got %s", kind(v))
+	d.errorf(v, "want an array, got %s", kind(d.data[v:]))
 	return false
 }
 
-// The methods below decode one value each. null counts as absent, as it does
-// for encoding/json.
+// The methods below decode the value at data[v], and return it and the
+// offset just past it. null counts as absent, as it does for encoding/json.
 
-func (d *decoder) string(v []byte, off int) string {
-	switch v[0] {
+func (d *decoder) string(v int) (string, int) {
+	data := d.data
+	switch data[v] {
 	case 'n':
-		return ""
+		return "", d.skipHere(v)
 	case '"':
-		return unquote(d.src, v, off, d.plain)
+		end := scanString(data, v)
+		if end < 0 {
+			return "", -1
+		}
+		return unquote(d.src, data[v:end], v, d.plain), end
 	}
-	d.errorf(off, "want a string, got %s", kind(v))
-	return ""
+	d.errorf(v, "want a string, got %s", kind(data[v:]))
+	return "", d.skipHere(v)
 }
 
-func (d *decoder) strings(v []byte, off int) []string {
-	if !d.array(v, off) {
-		return nil
+func (d *decoder) strings(v int) ([]string, int) {
+	if !d.array(v) {
+		return nil, d.skipHere(v)
 	}
-	d.scratch = d.elements(off, d.scratch[:0])
-	ss := d.strs(len(d.scratch))
-	for i, e := range d.scratch {
-		if e.value[0] != '"' {
-			d.pushIndex(i)
-			d.errorf(e.off, "want a string, got %s", kind(e.value))
+	data := d.data
+	depth := len(d.path)
+	d.scratch = d.scratch[:0]
+	j, more := d.open(v, depth)
+	for n := 0; more; n++ {
+		var end int
+		if data[j] == '"' {
+			if end = scanString(data, j); end < 0 {
+				return nil, -1
+			}
+			d.scratch = append(d.scratch, unquote(d.src, data[j:end], j, d.plain))
+		} else {
+			d.pushIndex(n)
+			d.errorf(j, "want a string, got %s", kind(data[j:]))
+			end = d.skipHere(j)
 			d.pop()
-			continue
 		}
-		ss = append(ss, unquote(d.src, e.value, e.off, d.plain))
+		if end < 0 {
+			return nil, -1
+		}
+		j, more = d.after(end, depth, ']')
 	}
-	return ss
+	return append(d.strs(len(d.scratch)), d.scratch...), j
 }
 
 // answers decodes the answers key: an array of {"question", "answer"}
 // objects. Other members of an answer are ignored.
-func (d *decoder) answers(v []byte, off int) []Answer {
-	if !d.array(v, off) {
-		return nil
+func (d *decoder) answers(v int) ([]Answer, int) {
+	if !d.array(v) {
+		return nil, d.skipHere(v)
 	}
+	data := d.data
+	depth := len(d.path)
 	as := []Answer{}
-	for i, e := range d.elements(off, nil) {
-		d.pushIndex(i)
-		if e.value[0] != '{' {
-			d.errorf(e.off, "want an object with a question and an answer, got %s", kind(e.value))
-			d.pop()
-			continue
+	j, more := d.open(v, depth)
+	for n := 0; more; n++ {
+		d.pushIndex(n)
+		var end int
+		if data[j] != '{' {
+			d.errorf(j, "want an object with a question and an answer, got %s", kind(data[j:]))
+			end = d.skipHere(j)
+		} else {
+			var a Answer
+			end = d.answer(&a, j)
+			as = append(as, a)
 		}
-		var a Answer
-		for _, f := range d.fields(e.off, nil) {
-			switch f.key {
-			case "question":
-				d.push("question")
-				a.Question = d.string(f.value, f.off)
-				d.pop()
-			case "answer":
-				d.push("answer")
-				a.Answer = d.string(f.value, f.off)
-				d.pop()
-			}
-		}
-		as = append(as, a)
 		d.pop()
+		if end < 0 {
+			return nil, -1
+		}
+		j, more = d.after(end, depth, ']')
 	}
-	return as
+	return as, j
+}
+
+// answer decodes the object at data[i] into a, and returns the offset just
+// past it.
+func (d *decoder) answer(a *Answer, i int) int {
+	depth := len(d.path)
+	j, more := d.open(i, depth)
+	for more {
+		keyEnd, v := d.key(j)
+		if v < 0 {
+			return -1
+		}
+		var end int
+		switch k := unquote(d.src, d.data[j:keyEnd], j, d.plain); k {
+		case "question":
+			d.push(k)
+			a.Question, end = d.string(v)
+			d.pop()
+		case "answer":
+			d.push(k)
+			a.Answer, end = d.string(v)
+			d.pop()
+		default:
+			end = d.skip(v, depth+1)
+		}
+		if end < 0 {
+			return -1
+		}
+		j, more = d.after(end, depth, '}')
+	}
+	return j
 }
 
 // int decodes an integer; ok is false when the value is absent.
-func (d *decoder) int(v []byte, off int) (n int, ok bool) {
-	switch kind(v) {
+func (d *decoder) int(v int) (n int, ok bool, end int) {
+	data := d.data
+	switch kind(data[v:]) {
 	case "null":
-		return 0, false
+		return 0, false, d.skipHere(v)
 	case "number":
 	default:
-		d.errorf(off, "want a number, got %s", kind(v))
-		return 0, false
+		d.errorf(v, "want a number, got %s", kind(data[v:]))
+		return 0, false, d.skipHere(v)
 	}
-	n, err := strconv.Atoi(string(v))
+	if end = scanNumber(data, v); end < 0 {
+		return 0, false, -1
+	}
+	num := data[v:end]
+	n, err := strconv.Atoi(string(num))
 	if errors.Is(err, strconv.ErrRange) {
-		d.errorf(off, "%s is out of range", v)
-		return 0, false
+		d.errorf(v, "%s is out of range", num)
+		return 0, false, end
 	}
 	if err != nil {
-		d.errorf(off, "want an integer, got %s", v)
-		return 0, false
+		d.errorf(v, "want an integer, got %s", num)
+		return 0, false, end
 	}
-	return n, true
+	return n, true, end
 }
 
-func (d *decoder) bool(v []byte, off int) bool {
-	switch kind(v) {
+func (d *decoder) bool(v int) (bool, int) {
+	data := d.data
+	switch kind(data[v:]) {
 	case "null":
-		return false
+		return false, d.skipHere(v)
 	case "boolean":
-		return v[0] == 't'
+		return data[v] == 't', d.skipHere(v)
 	}
-	d.errorf(off, "want a boolean, got %s", kind(v))
-	return false
+	d.errorf(v, "want a boolean, got %s", kind(data[v:]))
+	return false, d.skipHere(v)
 }
 
 // failed decodes the failed key: the reason a story was given up. A boolean is
 // accepted too, as hand-written files may have it: true reads as "failed".
-func (d *decoder) failed(v []byte, off int) string {
-	switch kind(v) {
+func (d *decoder) failed(v int) (string, int) {
+	data := d.data
+	switch kind(data[v:]) {
 	case "null":
-		return ""
+		return "", d.skipHere(v)
 	case "string":
-		return d.string(v, off)
+		return d.string(v)
 	case "boolean":
-		if v[0] == 't' {
-			return "failed"
+		if data[v] == 't' {
+			return "failed", d.skipHere(v)
 		}
-		return ""
+		return "", d.skipHere(v)
 	}
-	d.errorf(off, "want a string or a boolean, got %s", kind(v))
-	return ""
+	d.errorf(v, "want a string or a boolean, got %s", kind(data[v:]))
+	return "", d.skipHere(v)
 }

@@ -1,6 +1,7 @@
 package prd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -431,5 +432,41 @@ func TestStoryDecodeKeepsNoSpare(t *testing.T) {
 	}
 	if len(d.slab) != 0 {
 		t.Errorf("the story's lists were cut from a block with room for %d more strings", len(d.slab))
+	}
+}
+
+// TestParseDeep: text nested deeper than the decoder checks itself is left
+// to encoding/json, which accepts it up to its own limit: such a file reads
+// as any other, and one nested deeper still is a syntax error.
+func TestParseDeep(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, n := range []int{maxScanDepth - 2, maxScanDepth + 10} {
+		data := `{"x": ` + nest(n) + `, "userStories": [{"id": "A", "title": "a", "notes": ` + nest(n) + `, "y": {"z": ` + nest(n) + `}}]}`
+		_, err := Parse([]byte(data), "prd.json")
+		if want := "prd.json:1:"; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "userStories[0].notes: want a string, got array") {
+			t.Fatalf("nested %d deep: got %v, want the notes' type error", n, err)
+		}
+		data = strings.Replace(data, `"notes": `+nest(n), `"notes": "n"`, 1)
+		f, err := Parse([]byte(data), "prd.json")
+		if err != nil {
+			t.Fatalf("nested %d deep: %v", n, err)
+		}
+		if len(f.Stories) != 1 || f.Stories[0].ID != "A" || f.Stories[0].Notes != "n" {
+			t.Fatalf("nested %d deep: stories %+v", n, f.Stories)
+		}
+		f.Stories[0].Passes = true
+		out := mustMarshal(t, f)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(out)); err != nil || !strings.Contains(compact.String(), `"x":`+nest(n)+`,`) {
+			t.Fatalf("nested %d deep: Marshal wrote\n%s", n, out)
+		}
+		if again := mustParse(t, out); !again.Stories[0].Passes {
+			t.Fatalf("nested %d deep: the story changed reads back as %+v", n, again.Stories[0])
+		}
+	}
+	_, err := Parse([]byte(`{"x": `+nest(10001)+`}`), "prd.json")
+	var serr *json.SyntaxError
+	if !errors.As(err, &serr) || !strings.Contains(err.Error(), "exceeded max depth") {
+		t.Errorf("nested 10001 deep: got %v, want encoding/json's syntax error", err)
 	}
 }

@@ -13,9 +13,11 @@ import (
 // offsets let errors point at a line and column.
 //
 // It is written for speed, because the loop reads and writes prd.json in
-// every iteration and a file may hold thousands of stories: one pass checks
-// the syntax and notes where every object and array ends, so that the walk
-// that follows steps over a value it does not need without reading it.
+// every iteration and a file may hold thousands of stories: the decoder
+// checks the syntax as it goes (open, key, after, skip), in the one pass
+// that decodes the file, so that no byte is read twice. The walk of text
+// known to be valid (text, below) serves what Marshal and Save decode of
+// their own output.
 
 // field is one member of a JSON object, kept as written.
 type field struct {
@@ -25,19 +27,13 @@ type field struct {
 	off    int    // offset of value in the parsed data; meaningless after Marshal
 }
 
-// element is one value of a JSON array, kept as written.
-type element struct {
-	value []byte
-	off   int
-}
-
 // fieldsOf returns the members of the valid JSON object v.
 func fieldsOf(v []byte) []field {
 	t := newText(v)
 	return t.fields(0, nil)
 }
 
-// newText returns the valid JSON text data, to walk without scan's notes.
+// newText returns the valid JSON text data, to walk.
 func newText(data []byte) text {
 	return text{data: data, src: string(data), plain: isPlain(data)}
 }
@@ -47,30 +43,24 @@ func isPlain(data []byte) bool {
 	return bytes.IndexByte(data, '\\') < 0 && utf8.Valid(data)
 }
 
-// text is JSON text being walked: data must be valid JSON.
+// text is JSON text being decoded.
 type text struct {
 	data []byte
 	src  string // data as a string, for unquote
-	// opens and ends are the offsets of the objects and arrays in order,
-	// and the offsets just past each of them, as scan found them; nil when
-	// scan was not used, and then every value is read to find its end.
-	opens, ends []int
-	next        int // where in opens to look first: the walk goes forward
-	// canonical: the text is laid out as Marshal writes it.
-	canonical bool
 	// plain: the text has no escapes and is valid UTF-8, so its strings
 	// decode to themselves.
 	plain bool
 }
 
 // fields appends the members of the object that starts at data[off] to fs.
+// The text must be valid JSON.
 func (t *text) fields(off int, fs []field) []field {
 	data := t.data
 	i := skipSpace(data, off+1) // past '{'
 	for data[i] != '}' {
 		keyEnd := stringEnd(data, i)
 		v := skipSpace(data, skipSpace(data, keyEnd)+1) // past ':'
-		end := t.end(v)
+		end := valueEnd(data, v)
 		// Full slice expressions: nothing appended to a piece can write
 		// into the text.
 		fs = append(fs, field{key: unquote(t.src, data[i:keyEnd], i, t.plain), rawKey: data[i:keyEnd:keyEnd], value: data[v:end:end], off: v})
@@ -80,49 +70,6 @@ func (t *text) fields(off int, fs []field) []field {
 		}
 	}
 	return fs
-}
-
-// elements appends the values of the array that starts at data[off] to es.
-func (t *text) elements(off int, es []element) []element {
-	data := t.data
-	i := skipSpace(data, off+1) // past '['
-	for data[i] != ']' {
-		end := t.end(i)
-		es = append(es, element{value: data[i:end:end], off: i})
-		i = skipSpace(data, end)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-	}
-	return es
-}
-
-// end returns the offset just past the value that starts at data[i].
-func (t *text) end(i int) int {
-	if c := t.data[i]; (c == '{' || c == '[') && t.opens != nil {
-		// Usually the next container in the text, or one a little further
-		// on when the walk skipped some; a search otherwise.
-		for k := t.next; k < len(t.opens) && k < t.next+8; k++ {
-			if t.opens[k] == i {
-				t.next = k + 1
-				return t.ends[k]
-			}
-		}
-		lo, hi := 0, len(t.opens)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if t.opens[m] < i {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		if lo < len(t.opens) && t.opens[lo] == i {
-			t.next = lo + 1
-			return t.ends[lo]
-		}
-	}
-	return valueEnd(t.data, i)
 }
 
 func skipSpace(data []byte, i int) int {
@@ -238,113 +185,156 @@ func syntaxOffset(data []byte, err *json.SyntaxError) int {
 	return off - 1
 }
 
-// maxScanDepth is the deepest nesting scan checks itself; deeper text is
-// left to encoding/json, whose limit is higher.
+// maxScanDepth is the deepest nesting the decoder checks itself; deeper
+// text is left to encoding/json, whose limit is higher.
 const maxScanDepth = 256
 
-// scan checks that data is a single JSON value, as json.Valid does, and
-// notes where each object and array ends (see text). It is several times
-// faster than json.Valid on the text prd.json is made of, long strings in
-// a shallow tree. Whatever it accepts, encoding/json accepts too; it may
-// turn down valid text it does not bother with (nesting deeper than
-// maxScanDepth), so a caller asks encoding/json before calling text bad.
-//
-// canonical reports whether the text is laid out as Marshal writes it
-// (json.Indent's layout with a 2-space indent), so that Marshal may copy
-// its values as they are.
-func scan(data []byte) (opens, ends []int, canonical, ok bool) {
-	var stack [maxScanDepth]int // indexes in opens of the open containers
-	depth := 0
-	i := skipSpace(data, 0)
-	canonical = i == 0
-	for {
-		// A value starts at i.
-		if i >= len(data) {
-			return nil, nil, false, false
-		}
-		switch c := data[i]; c {
-		case '{', '[':
-			if depth == maxScanDepth {
-				return nil, nil, false, false
-			}
-			stack[depth] = len(opens)
-			depth++
-			opens = append(opens, i)
-			ends = append(ends, 0)
-			j := skipSpace(data, i+1)
-			if j < len(data) && data[j] == c+2 { // '}' or ']': empty
-				canonical = canonical && j == i+1
-				i = j
-				break
-			}
-			canonical = canonical && isIndent(data[i+1:j], depth)
-			i = j
-			if c == '{' {
-				if i = scanKey(data, i, &canonical); i < 0 {
-					return nil, nil, false, false
-				}
-			}
-			continue
-		case '"':
-			if i = scanString(data, i); i < 0 {
-				return nil, nil, false, false
-			}
-		case 't':
-			if !bytes.HasPrefix(data[i:], []byte("true")) {
-				return nil, nil, false, false
-			}
-			i += 4
-		case 'f':
-			if !bytes.HasPrefix(data[i:], []byte("false")) {
-				return nil, nil, false, false
-			}
-			i += 5
-		case 'n':
-			if !bytes.HasPrefix(data[i:], []byte("null")) {
-				return nil, nil, false, false
-			}
-			i += 4
-		default:
-			if i = scanNumber(data, i); i < 0 {
-				return nil, nil, false, false
-			}
-		}
-		// A value ends at i (or, for an empty container, its closing
-		// bracket is at i): close the containers it ends, then go on to
-		// the next value.
-		for {
-			j := skipSpace(data, i)
-			if depth == 0 {
-				return opens, ends, canonical, j == len(data)
-			}
-			if j >= len(data) {
-				return nil, nil, false, false
-			}
-			k := stack[depth-1]
-			open := data[opens[k]]
-			if data[j] == open+2 {
-				if j > i || data[j-1] != open { // not the empty container's
-					canonical = canonical && isIndent(data[i:j], depth-1)
-				}
-				depth--
-				i = j + 1
-				ends[k] = i
-				continue
-			}
-			if data[j] != ',' {
-				return nil, nil, false, false
-			}
-			canonical = canonical && j == i
-			i = skipSpace(data, j+1)
-			canonical = canonical && isIndent(data[j+1:i], depth)
-			if open == '{' {
-				if i = scanKey(data, i, &canonical); i < 0 {
-					return nil, nil, false, false
-				}
-			}
-			break
-		}
+// The decoder checks the syntax of what it decodes as it goes: whatever it
+// accepts, encoding/json accepts too. It may turn down valid text it does
+// not bother with (nesting deeper than maxScanDepth, unless d.deep), so a
+// caller asks encoding/json before calling text bad. Each method below
+// returns -1 where the text is bad; they also note in d.canonical whether
+// the text is laid out as Marshal writes it (json.Indent's layout with a
+// 2-space indent), so that Marshal may copy its values as they are. A
+// value's depth is the number of objects and arrays around it.
+
+// open checks the start of the object or array at data[i], at depth depth,
+// and returns the offset of its first value (for an object, of its first
+// key) and true, or the offset just past it and false when it is empty.
+func (d *decoder) open(i, depth int) (int, bool) {
+	if depth >= maxScanDepth && !d.deep {
+		return -1, false
 	}
+	data := d.data
+	closer := data[i] + 2 // '}' or ']'
+	if i+1 < len(data) && data[i+1] == closer {
+		return i + 2, false
+	}
+	j := d.space(i+1, depth+1)
+	switch {
+	case j >= len(data):
+		return -1, false
+	case data[j] == closer:
+		// json.Indent writes an empty one as {} or [].
+		d.canonical = false
+		return j + 1, false
+	}
+	return j, true
+}
+
+// after checks what follows a value that ends at data[end] in the object or
+// array at depth depth, whose closing bracket is closer: it returns the
+// offset of the next value (for an object, of the next key) and true, or
+// the offset just past the container and false when it ends there.
+func (d *decoder) after(end, depth int, closer byte) (int, bool) {
+	data := d.data
+	j := end
+	if j >= len(data) || data[j] != ',' {
+		if j = d.space(end, depth); j >= len(data) {
+			return -1, false
+		}
+		if data[j] == closer {
+			return j + 1, false
+		}
+		if data[j] != ',' {
+			return -1, false
+		}
+		d.canonical = false // space before the comma
+	}
+	k := d.space(j+1, depth+1)
+	if k >= len(data) || data[k] == closer {
+		return -1, false
+	}
+	return k, true
+}
+
+// space returns the offset of the first byte at or after data[i] that is
+// not white space. It clears d.canonical unless the white space is the line
+// break and indent that json.Indent puts before a line at depth depth,
+// which it looks for first: in most files, that is what there is.
+func (d *decoder) space(i, depth int) int {
+	data := d.data
+	if n := 2 * depth; n <= len(indent) && i+n+1 < len(data) && data[i] == '\n' &&
+		string(data[i+1:i+n+1]) == indent[:n] && !isSpace(data[i+n+1]) {
+		return i + n + 1
+	}
+	j := skipSpace(data, i)
+	d.canonical = d.canonical && isIndent(data[i:j], depth)
+	return j
+}
+
+// indent is the deepest indent space looks for at once.
+const indent = "                                " // 32 spaces, depth 16
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// key checks an object's key at data[i] and the colon after it, and
+// returns the offset just past the key and the offset of its value.
+func (d *decoder) key(i int) (end, v int) {
+	data := d.data
+	if data[i] != '"' {
+		return -1, -1
+	}
+	if end = scanString(data, i); end < 0 {
+		return -1, -1
+	}
+	j := skipSpace(data, end)
+	if j >= len(data) || data[j] != ':' {
+		return -1, -1
+	}
+	v = skipSpace(data, j+1)
+	d.canonical = d.canonical && j == end && v == j+2 && data[j+1] == ' '
+	if v >= len(data) {
+		return -1, -1
+	}
+	return end, v
+}
+
+// skip checks the value at data[i], at depth depth, and returns the offset
+// just past it.
+func (d *decoder) skip(i, depth int) int {
+	data := d.data
+	switch data[i] {
+	case '{':
+		j, more := d.open(i, depth)
+		for more {
+			var v int
+			if _, v = d.key(j); v < 0 {
+				return -1
+			}
+			if j = d.skip(v, depth+1); j < 0 {
+				return -1
+			}
+			j, more = d.after(j, depth, '}')
+		}
+		return j
+	case '[':
+		j, more := d.open(i, depth)
+		for more {
+			if j = d.skip(j, depth+1); j < 0 {
+				return -1
+			}
+			j, more = d.after(j, depth, ']')
+		}
+		return j
+	case '"':
+		return scanString(data, i)
+	case 't':
+		return literal(data, i, "true")
+	case 'f':
+		return literal(data, i, "false")
+	case 'n':
+		return literal(data, i, "null")
+	}
+	return scanNumber(data, i)
+}
+
+// literal returns the offset just past lit if data[i:] starts with it.
+func literal(data []byte, i int, lit string) int {
+	if !bytes.HasPrefix(data[i:], []byte(lit)) {
+		return -1
+	}
+	return i + len(lit)
 }
 
 // isIndent reports whether space is the line break and indent that
@@ -359,25 +349,6 @@ func isIndent(space []byte, depth int) bool {
 		}
 	}
 	return true
-}
-
-// scanKey checks an object's key and its colon at data[i], and returns the
-// offset of its value, or -1. It clears canonical unless the colon follows
-// the key directly and is followed by one space.
-func scanKey(data []byte, i int, canonical *bool) int {
-	if i >= len(data) || data[i] != '"' {
-		return -1
-	}
-	if i = scanString(data, i); i < 0 {
-		return -1
-	}
-	j := skipSpace(data, i)
-	if j >= len(data) || data[j] != ':' {
-		return -1
-	}
-	k := skipSpace(data, j+1)
-	*canonical = *canonical && j == i && k == j+2 && data[j+1] == ' '
-	return k
 }
 
 // For reading eight bytes at a time.

@@ -3,6 +3,7 @@ package prd
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,15 +26,16 @@ var jsonSeeds = []string{
 	strings.Repeat("[", 300) + strings.Repeat("]", 300),
 }
 
-// FuzzScan checks scan against json.Valid and json.Indent: it accepts only
-// valid text, all of it but the very deep, finds every container's end, and
-// calls text canonical only when json.Indent would leave it as it is.
+// FuzzScan checks the decoder's syntax checks against json.Valid and
+// json.Indent: they accept only valid text, all of it but the very deep,
+// find where each value ends, and call text canonical only when
+// json.Indent would leave it as it is.
 func FuzzScan(f *testing.F) {
 	for _, s := range jsonSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		opens, ends, canon, ok := scan(data)
+		end, canon, ok := scan(data)
 		valid := json.Valid(data)
 		switch {
 		case ok && !valid:
@@ -43,10 +45,8 @@ func FuzzScan(f *testing.F) {
 		case !ok:
 			return
 		}
-		for k, o := range opens {
-			if want := valueEnd(data, o); ends[k] != want {
-				t.Fatalf("container at %d of %q: end %d, want %d", o, data, ends[k], want)
-			}
+		if start := skipSpace(data, 0); end != valueEnd(data, start) {
+			t.Fatalf("value at %d of %q: end %d, want %d", start, data, end, valueEnd(data, start))
 		}
 		if canon {
 			var out bytes.Buffer
@@ -57,6 +57,57 @@ func FuzzScan(f *testing.F) {
 			if !bytes.Equal(out.Bytes(), data) {
 				t.Fatalf("scan calls %q canonical, json.Indent makes it %q", data, out.Bytes())
 			}
+		}
+	})
+}
+
+// scan checks data as the decoder checks a value of any type, and returns
+// where the value ends, whether its layout is Marshal's, and whether data
+// is that value alone, with white space around it.
+func scan(data []byte) (end int, canonical, ok bool) {
+	d := &decoder{text: text{data: data, src: string(data)}}
+	i := skipSpace(data, 0)
+	if i == len(data) {
+		return 0, false, false
+	}
+	d.canonical = i == 0
+	end = d.skip(i, 0)
+	return end, d.canonical, end >= 0 && skipSpace(data, end) == len(data)
+}
+
+// FuzzParseSyntax checks that Parse calls text bad JSON exactly when
+// encoding/json does, with the error encoding/json words, whatever else is
+// wrong with it.
+func FuzzParseSyntax(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"userStories":[{"id":"A","title":"t","answers":[{"question":"q","answer":"a","by":1},{}]}]}`,
+		`{"userStories":[{"id":"A","title":"t","priority":1,"passes":true,"failed":false,"checks":["x"]}]}`,
+		`{"userStories":[{"id":"A","title":"t","priority":1e5,"passes":tru}]}`,
+		`{"userStories":[{"id":"A","title":"t","dependsOn":["B",]},{"id":"B","title":"u"}]}`,
+		`{"userStories":[{"id":"A","title":"t","answers":[{"question":"q" "answer":"a"}]}]}`,
+		`{"project":{"a":[1,{"b":null}]},"userStories":[{"id":"A","title":"t","x":{"y":[]}}]}`,
+		"\ufeff{}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		forget()
+		_, err := Parse(data, "prd.json")
+		var serr *json.SyntaxError
+		bom := err != nil && strings.Contains(err.Error(), "byte order mark")
+		bad := errors.As(err, &serr) || bom
+		if valid := json.Valid(data); bad == valid {
+			t.Fatalf("json.Valid(%q) = %v, but Parse says %v", data, valid, err)
+		}
+		if !bad || bom {
+			return
+		}
+		var raw json.RawMessage
+		if want := json.Unmarshal(data, &raw); !strings.HasSuffix(err.Error(), ": "+want.Error()) {
+			t.Fatalf("Parse(%q): %v, want encoding/json's %v", data, err, want)
 		}
 	})
 }

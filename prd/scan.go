@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -254,17 +255,28 @@ func (d *decoder) after(end, depth int, closer byte) (int, bool) {
 // which it looks for first: in most files, that is what there is.
 func (d *decoder) space(i, depth int) int {
 	data := d.data
-	if n := 2 * depth; n <= len(indent) && i+n+1 < len(data) && data[i] == '\n' &&
-		string(data[i+1:i+n+1]) == indent[:n] && !isSpace(data[i+n+1]) {
-		return i + n + 1
+	if end := i + 1 + 2*depth; end < len(data) && data[i] == '\n' && spaces(data[i+1:end]) && !isSpace(data[end]) {
+		return end
 	}
 	j := skipSpace(data, i)
 	d.canonical = d.canonical && isIndent(data[i:j], depth)
 	return j
 }
 
-// indent is the deepest indent space looks for at once.
-const indent = "                                " // 32 spaces, depth 16
+// spaces reports whether b is all spaces, looking at eight bytes at a time.
+func spaces(b []byte) bool {
+	for ; len(b) >= 8; b = b[8:] {
+		if binary.LittleEndian.Uint64(b) != ones*' ' {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c != ' ' {
+			return false
+		}
+	}
+	return true
+}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -357,12 +369,26 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plain reports whether none of the eight bytes in x is a quote, a
-// backslash or a control character, the bytes a string scan stops at.
-func plain(x uint64) bool {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs == 0
+// special returns the offset of the first quote, backslash or control
+// character at or after data[i], the bytes a string scan stops at, or
+// len(data). It looks at eight bytes at a time: in each, a byte that is one
+// of them sets the high bit of its byte in the mask, and so may a byte
+// after it, but no byte before it, so the lowest bit set is the first.
+func special(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		q := x ^ (ones * '"')
+		b := x ^ (ones * '\\')
+		if m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(data); i++ {
+		if c := data[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }
 
 // scanString checks the string at data[i] and returns the offset just past
@@ -370,21 +396,16 @@ func plain(x uint64) bool {
 // replaces it); a control character is.
 func scanString(data []byte, i int) int {
 	for i++; ; i++ {
-		for i+8 <= len(data) && plain(binary.LittleEndian.Uint64(data[i:])) {
-			i += 8
-		}
-		if i >= len(data) {
+		if i = special(data, i); i >= len(data) {
 			return -1
 		}
-		c := data[i]
-		switch {
+		switch c := data[i]; {
 		case c == '"':
 			return i + 1
 		case c < 0x20:
 			return -1
-		case c != '\\':
-			continue
 		}
+		// A backslash: an escape.
 		i++
 		if i >= len(data) {
 			return -1

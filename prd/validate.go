@@ -39,14 +39,19 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	}
 
 	// first maps each id to the index of the first story with it: filled
-	// from the last story back, so that the first one's index stays.
+	// from the last story back, so that the first one's index stays. The
+	// same walk counts the problems each story has on its own: a file
+	// read is usually fine, and the stories are looked at once.
 	first := make(map[string]int, len(f.Stories))
-	withID := 0
+	withID, problems := 0, 0
+	count := func(string, ...any) { problems++ }
 	for i := len(f.Stories) - 1; i >= 0; i-- {
-		if id := f.Stories[i].ID; id != "" {
-			first[id] = i
+		s := f.Stories[i]
+		if s.ID != "" {
+			first[s.ID] = i
 			withID++
 		}
+		storyProblems(s, i, mistyped, nil, first, f.name, count)
 	}
 	// dups holds the ids more than one story has, usually none.
 	var dups map[string]bool
@@ -66,50 +71,14 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		}
 		return f.name(i)
 	}
-
-	for i, s := range f.Stories {
-		idErr := CheckID(s.ID)
-		switch {
-		case s.ID == "" && mistyped[member{i, "id"}]:
-		case s.ID == "":
-			add("%s: missing id", storyName(i))
-		case idErr != nil:
-			add("userStories[%d]: id %q: %v", i, s.ID, idErr)
-		case dups[s.ID] && first[s.ID] != i:
-			add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
-		}
-		if s.Title == "" && !mistyped[member{i, "title"}] {
-			add("%s: missing title", storyName(i))
-		}
-		// A title is shown on people's terminals (status, task list, the
-		// loop's narration): an escape in it would drive the terminal.
-		if r, ok := controlIn(s.Title); ok {
-			add("%s: title: %U is a control character: a title is a line of plain text", storyName(i), r)
-		}
-		if s.Attempts < 0 {
-			add("%s: attempts: want 0 or more, got %d", storyName(i), s.Attempts)
-		}
-		// A check of the wrong type was left out of the list: the others'
-		// places in it are not the file's, and go unchecked.
-		checks := s.Checks
-		if mistyped[member{i, "checks"}] {
-			checks = nil
-		}
-		for j, c := range checks {
-			switch {
-			case strings.TrimSpace(c) == "":
-				add("%s: checks[%d] is empty", storyName(i), j)
-			case strings.ContainsRune(c, 0):
-				// A command ends at a NUL: the check could never run,
-				// and the story would spend its attempts on it.
-				add("%s: checks[%d]: %q: a NUL byte cannot be passed to a program", storyName(i), j, c)
-			case slices.Index(checks, c) < j:
-				// A story's check is named after its command: two of one
-				// command would share a name, and a test count.
-				add("%s: checks[%d] repeats checks[%d]", storyName(i), j, slices.Index(checks, c))
-			}
+	// The problems are told, with the stories' names, only when there
+	// are some.
+	if problems > 0 || dups != nil {
+		for i, s := range f.Stories {
+			storyProblems(s, i, mistyped, dups, first, storyName, add)
 		}
 	}
+
 	// deps holds, story after story, the indexes of the stories each
 	// depends on (leaving out unknown ids and the story itself, reported
 	// here); story i's are deps[ends[i-1]:ends[i]].
@@ -145,6 +114,55 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	}
 	f.ids = first
 	return nil
+}
+
+// storyProblems calls add for each problem s, the i-th story, has on its
+// own, naming it by name: its id, its title, its attempts, its checks. Its
+// members in mistyped were of the wrong type (see validateAround); dups
+// holds the ids more than one story has, and first the index of the first
+// story with each id.
+func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bool, first map[string]int, name func(int) string, add func(format string, args ...any)) {
+	idErr := CheckID(s.ID)
+	switch {
+	case s.ID == "" && mistyped[member{i, "id"}]:
+	case s.ID == "":
+		add("%s: missing id", name(i))
+	case idErr != nil:
+		add("userStories[%d]: id %q: %v", i, s.ID, idErr)
+	case dups[s.ID] && first[s.ID] != i:
+		add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
+	}
+	if s.Title == "" && !mistyped[member{i, "title"}] {
+		add("%s: missing title", name(i))
+	}
+	// A title is shown on people's terminals (status, task list, the
+	// loop's narration): an escape in it would drive the terminal.
+	if r, ok := controlIn(s.Title); ok {
+		add("%s: title: %U is a control character: a title is a line of plain text", name(i), r)
+	}
+	if s.Attempts < 0 {
+		add("%s: attempts: want 0 or more, got %d", name(i), s.Attempts)
+	}
+	// A check of the wrong type was left out of the list: the others'
+	// places in it are not the file's, and go unchecked.
+	checks := s.Checks
+	if mistyped[member{i, "checks"}] {
+		checks = nil
+	}
+	for j, c := range checks {
+		switch {
+		case strings.TrimSpace(c) == "":
+			add("%s: checks[%d] is empty", name(i), j)
+		case strings.ContainsRune(c, 0):
+			// A command ends at a NUL: the check could never run,
+			// and the story would spend its attempts on it.
+			add("%s: checks[%d]: %q: a NUL byte cannot be passed to a program", name(i), j, c)
+		case slices.Index(checks, c) < j:
+			// A story's check is named after its command: two of one
+			// command would share a name, and a test count.
+			add("%s: checks[%d] repeats checks[%d]", name(i), j, slices.Index(checks, c))
+		}
+	}
 }
 
 // cycles returns the dependency cycles among the stories, each as the
@@ -216,7 +234,15 @@ func PlainLine(s string) string {
 // embedding, override or isolate, which turns what follows it around on a
 // terminal.
 func controlIn(s string) (rune, bool) {
-	for _, r := range s {
+	// Most text is ASCII, whose only such characters are C0 and DEL: it is
+	// read byte by byte, and the rest, if any, rune by rune.
+	i := 0
+	for ; i < len(s) && s[i] < utf8.RuneSelf; i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return rune(c), true
+		}
+	}
+	for _, r := range s[i:] {
 		if isControl(r) {
 			return r, true
 		}
@@ -234,6 +260,9 @@ func isControl(r rune) bool {
 // a word, not empty and with no space or control character in it, as the
 // commands take ids and the ledger writes them in its lines.
 func CheckID(id string) error {
+	if id != "" && isWord(id) {
+		return nil
+	}
 	switch {
 	case id == "":
 		return errors.New("empty")
@@ -244,4 +273,15 @@ func CheckID(id string) error {
 		return errors.New("contains a space or a control character")
 	}
 	return nil
+}
+
+// isWord reports whether s is printable ASCII without a space, as nearly
+// every id is: such an id needs no closer look.
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -141,6 +141,9 @@ type memo struct {
 	// members are where a saved text's top-level members are.
 	members []span
 	stories []memoStory
+	// ids is the index of the ids of a saved text known to validate (see
+	// remember), which complete need not validate again; nil otherwise.
+	ids map[string]int
 }
 
 // memoStory is one story of a memo: as parsed, and its text. Its text is
@@ -176,8 +179,41 @@ func remember(text [][]byte, f *File, l *layout) {
 				m.stories[i].orig = s.orig
 			}
 		}
+		if prev := last.Load(); prev != nil {
+			m.ids = prev.validAfter(f)
+		}
 	}
 	last.Store(m)
+}
+
+// validAfter returns the index of the ids of m's text when it is known to
+// validate, and f, read from that text, was changed only where validation
+// does not look: then the text Save wrote of f validates too, with the
+// same index. It returns nil otherwise. The loop saves a status in every
+// iteration, and validating a file of thousands of stories again, on the
+// next read of it, would cost more than all the rest of that read.
+func (m *memo) validAfter(f *File) map[string]int {
+	m.Lock()
+	defer m.Unlock()
+	ids := m.ids
+	if m.header != nil {
+		ids = m.header.ids
+	}
+	// Each story must be the one validated at its place, as the origs
+	// that only m's text hands out tell, with the same id, title, checks
+	// and dependencies, and attempts that are not negative (see
+	// validateAround); the header, the same project.
+	if ids == nil || f.orig == nil || f.Project != f.orig.Project || len(f.Stories) != len(m.stories) {
+		return nil
+	}
+	for i, s := range f.Stories {
+		o := s.orig
+		if o == nil || o != m.stories[i].orig || s.ID != o.ID || s.Title != o.Title || s.Attempts < 0 ||
+			!slices.Equal(s.Checks, o.Checks) || !slices.Equal(s.DependsOn, o.DependsOn) {
+			return nil
+		}
+	}
+	return ids
 }
 
 // file returns a File for m's text that shares nothing a caller can change
@@ -223,8 +259,9 @@ func (m *memo) file() *File {
 }
 
 // complete decodes what Save left to decode of a saved text, the header
-// and the stories it changed, and validates the whole, as a parse would.
-// It reports whether the text is fit to hand out.
+// and the stories it changed, and validates the whole, as a parse would,
+// unless remember knew it valid. It reports whether the text is fit to hand
+// out.
 func (m *memo) complete() bool {
 	h := &File{text: m.text, canonical: true}
 	for _, sp := range m.members {
@@ -259,16 +296,19 @@ func (m *memo) complete() bool {
 		o.canonical = true
 		ms.orig = o
 	}
-	// Validation reads the stories as parsed, and leaves the index of
-	// their ids in h.
-	h.Stories = make([]*Story, len(m.stories))
-	for i, ms := range m.stories {
-		h.Stories[i] = ms.orig
+	h.ids = m.ids
+	if h.ids == nil {
+		// Validation reads the stories as parsed, and leaves the index
+		// of their ids in h.
+		h.Stories = make([]*Story, len(m.stories))
+		for i, ms := range m.stories {
+			h.Stories[i] = ms.orig
+		}
+		if h.validate("prd.json", true) != nil {
+			return false
+		}
+		h.Stories = nil
 	}
-	if h.validate("prd.json", true) != nil {
-		return false
-	}
-	h.Stories = nil
 	m.header = h
 	return true
 }

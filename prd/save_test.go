@@ -2,6 +2,7 @@ package prd
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -138,4 +139,53 @@ func within(a, b []byte) bool {
 	}
 	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return lo <= p && p < lo+uintptr(len(b))
+}
+
+// TestSaveKnowsValid: a text saved after changes that validation does not
+// look at (a status) is known to validate, and is not validated again when
+// it is read back; any other change leaves it to be validated, as a parse
+// would, whatever its stories' history.
+func TestSaveKnowsValid(t *testing.T) {
+	const text = `{"project": "p", "userStories": [{"id": "A", "title": "a"}, {"id": "B", "title": "b", "dependsOn": ["A"], "checks": ["true"]}]}`
+	for _, c := range []struct {
+		name   string
+		change func(f, other *File)
+		known  bool
+	}{
+		{"status", func(f, _ *File) { f.Stories[1].Attempts++; f.Stories[0].Passes = true; f.Stories[1].Blocked = "?" }, true},
+		{"answers and notes", func(f, _ *File) { f.Stories[0].Answers = []Answer{{"q", "a"}}; f.Stories[1].Notes = "n" }, true},
+		{"nothing", func(f, _ *File) {}, true},
+		{"id", func(f, _ *File) { f.Stories[0].ID = "C" }, false},
+		{"title", func(f, _ *File) { f.Stories[0].Title = "" }, false},
+		{"attempts below zero", func(f, _ *File) { f.Stories[0].Attempts = -1 }, false},
+		{"checks", func(f, _ *File) { f.Stories[1].Checks[0] = "" }, false},
+		{"dependencies", func(f, _ *File) { f.Stories[1].DependsOn = []string{"B"} }, false},
+		{"project", func(f, _ *File) { f.Project = "\x1b" }, false},
+		{"story added", func(f, _ *File) { f.AddStory(Story{ID: "C", Title: "c"}) }, false},
+		{"stories swapped", func(f, _ *File) { f.Stories[0], f.Stories[1] = f.Stories[1], f.Stories[0] }, false},
+		{"story of another parse", func(f, other *File) { f.Stories[1] = other.Stories[1] }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "prd.json")
+			// A file whose second story, B, depends on a story f lacks.
+			other := mustParse(t, strings.ReplaceAll(text, `"A"`, `"X"`))
+			f := mustParse(t, text)
+			c.change(f, other)
+			if err := f.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			if known := last.Load().ids != nil; known != c.known {
+				t.Errorf("the saved text is known to validate: %v, want %v", known, c.known)
+			}
+			saved, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, gerr := Parse(saved, "prd.json")
+			_, werr := parse(saved, "prd.json", false)
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Errorf("Parse of the saved text: %v; parsing it afresh: %v", gerr, werr)
+			}
+		})
+	}
 }

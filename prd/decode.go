@@ -326,7 +326,7 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		src = string(data)
 		data = unsafe.Slice(unsafe.StringData(src), len(src))
 	}
-	t := text{data: data, src: src, plain: isPlain(data)}
+	t := text{data: data, src: src}
 	d := &decoder{text: t, name: name, blocks: true}
 	f, ok := d.file()
 	if !ok && strings.HasPrefix(src, "\ufeff") {
@@ -493,11 +493,10 @@ func object[T any](d *decoder, t *T, i int, keys []key[T], fs *[]field) int {
 	var seen uint64 // by index in keys
 	j, more := d.open(i, depth)
 	for more {
-		keyEnd, v := d.key(j)
+		k, keyEnd, v := d.key(j)
 		if v < 0 {
 			return -1
 		}
-		k := unquote(d.src, d.data[j:keyEnd], j, d.plain)
 		end := decodeMember(d, t, k, v, keys, &seen)
 		if end < 0 {
 			return -1
@@ -525,20 +524,26 @@ func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
 // keys knows it, and returns the offset just past it. seen holds the keys
 // of the object decoded before, by index in keys.
 func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], seen *uint64) int {
-	i := slices.IndexFunc(keys, func(k key[T]) bool { return k.name == name })
-	if i < 0 {
+	i := 0
+	for i < len(keys) && keys[i].name != name {
+		i++
+	}
+	if i == len(keys) {
 		return d.skip(v, len(d.path)+1)
 	}
 	d.push(name)
-	defer d.pop()
+	var end int
 	// encoding/json would let the last one win, silently; a human
 	// editing prd.json more likely made a mistake.
 	if *seen&(1<<i) != 0 {
 		d.errorf(v, "duplicate key")
-		return d.skipHere(v)
+		end = d.skipHere(v)
+	} else {
+		*seen |= 1 << i
+		end = keys[i].decode(d, t, v)
 	}
-	*seen |= 1 << i
-	return keys[i].decode(d, t, v)
+	d.pop()
+	return end
 }
 
 // skipHere checks the value at data[v], at the current path, and returns
@@ -661,11 +666,7 @@ func (d *decoder) string(v int) (string, int) {
 	case 'n':
 		return "", d.skipHere(v)
 	case '"':
-		end := scanString(data, v)
-		if end < 0 {
-			return "", -1
-		}
-		return unquote(d.src, data[v:end], v, d.plain), end
+		return d.str(v)
 	}
 	d.errorf(v, "want a string, got %s", kind(data[v:]))
 	return "", d.skipHere(v)
@@ -682,10 +683,11 @@ func (d *decoder) strings(v int) ([]string, int) {
 	for n := 0; more; n++ {
 		var end int
 		if data[j] == '"' {
-			if end = scanString(data, j); end < 0 {
+			var s string
+			if s, end = d.str(j); end < 0 {
 				return nil, -1
 			}
-			d.scratch = append(d.scratch, unquote(d.src, data[j:end], j, d.plain))
+			d.scratch = append(d.scratch, s)
 		} else {
 			d.pushIndex(n)
 			d.errorf(j, "want a string, got %s", kind(data[j:]))
@@ -736,12 +738,12 @@ func (d *decoder) answer(a *Answer, i int) int {
 	depth := len(d.path)
 	j, more := d.open(i, depth)
 	for more {
-		keyEnd, v := d.key(j)
+		k, _, v := d.key(j)
 		if v < 0 {
 			return -1
 		}
 		var end int
-		switch k := unquote(d.src, d.data[j:keyEnd], j, d.plain); k {
+		switch k {
 		case "question":
 			d.push(k)
 			a.Question, end = d.string(v)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -469,4 +470,64 @@ func TestParseDeep(t *testing.T) {
 	if !errors.As(err, &serr) || !strings.Contains(err.Error(), "exceeded max depth") {
 		t.Errorf("nested 10001 deep: got %v, want encoding/json's syntax error", err)
 	}
+}
+
+// FuzzDecodeSame checks the values Parse decodes against encoding/json's
+// reading of the same text: every string (escapes, invalid UTF-8 and all),
+// list and number that a file that parses holds.
+func FuzzDecodeSame(f *testing.F) {
+	for _, seed := range []string{canonical, messy, typeErrorsFixed,
+		`{"project":"caf\u00e9 \"x\"","userStories":[{"id":"A","title":"t\u00e9","notes":"\ud83d\ude00 \u00e9","acceptanceCriteria":["\\n","é"],"answers":[{"question":"q\t","answer":"a"}]}]}`,
+		"{\"userStories\":[{\"id\":\"A\",\"title\":\"t\xff\xfe\",\"description\":\"\xc3\"}]}"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		forget()
+		file, err := Parse(data, "prd.json")
+		if err != nil {
+			return
+		}
+		var v map[string]any
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatalf("Parse accepts what encoding/json does not: %v", err)
+		}
+		str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+		strs := func(m map[string]any, k string) []string {
+			var ss []string
+			for _, e := range m[k].([]any) {
+				ss = append(ss, e.(string))
+			}
+			return ss
+		}
+		for _, c := range []struct{ got, want string }{{file.Project, str(v, "project")}, {file.BranchName, str(v, "branchName")}, {file.Description, str(v, "description")}} {
+			if c.got != c.want {
+				t.Fatalf("header: got %q, want %q", c.got, c.want)
+			}
+		}
+		list, _ := v["userStories"].([]any)
+		for i, s := range file.Stories {
+			m := list[i].(map[string]any)
+			for _, c := range []struct{ got, want string }{{s.ID, str(m, "id")}, {s.Title, str(m, "title")},
+				{s.Description, str(m, "description")}, {s.Notes, str(m, "notes")}, {s.Blocked, str(m, "blocked")}} {
+				if c.got != c.want {
+					t.Fatalf("story %d: got %q, want %q", i, c.got, c.want)
+				}
+			}
+			for k, got := range map[string][]string{"acceptanceCriteria": s.AcceptanceCriteria, "checks": s.Checks, "dependsOn": s.DependsOn} {
+				if _, ok := m[k].([]any); ok && !slices.Equal(got, strs(m, k)) {
+					t.Fatalf("story %d: %s %q, want %q", i, k, got, strs(m, k))
+				}
+			}
+			if p, ok := m["priority"].(float64); ok && float64(s.Priority) != p {
+				t.Fatalf("story %d: priority %d, want %v", i, s.Priority, p)
+			}
+			as, _ := m["answers"].([]any)
+			for j, a := range s.Answers {
+				am, _ := as[j].(map[string]any)
+				if a.Question != str(am, "question") || a.Answer != str(am, "answer") {
+					t.Fatalf("story %d: answer %d %+v, want %v", i, j, a, am)
+				}
+			}
+		}
+	})
 }

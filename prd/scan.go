@@ -255,23 +255,28 @@ func (d *decoder) after(end, depth int, closer byte) (int, bool) {
 // which it looks for first: in most files, that is what there is.
 func (d *decoder) space(i, depth int) int {
 	data := d.data
-	if end := i + 1 + 2*depth; end < len(data) && data[i] == '\n' && spaces(data[i+1:end]) && !isSpace(data[end]) {
-		return end
+	if n := 2 * depth; i+n+1 < len(data) && data[i] == '\n' && spaces(data, i+1, n) && !isSpace(data[i+n+1]) {
+		return i + n + 1
 	}
 	j := skipSpace(data, i)
 	d.canonical = d.canonical && isIndent(data[i:j], depth)
 	return j
 }
 
-// spaces reports whether b is all spaces, looking at eight bytes at a time.
-func spaces(b []byte) bool {
-	for ; len(b) >= 8; b = b[8:] {
-		if binary.LittleEndian.Uint64(b) != ones*' ' {
+// spaces reports whether the n bytes at data[i] are spaces, looking at
+// eight bytes at a time. A byte must follow them.
+func spaces(data []byte, i, n int) bool {
+	for ; n >= 8; i, n = i+8, n-8 {
+		if binary.LittleEndian.Uint64(data[i:]) != ones*' ' {
 			return false
 		}
 	}
-	for _, c := range b {
-		if c != ' ' {
+	if n > 0 && i+8 <= len(data) {
+		low := uint64(1)<<(8*n) - 1 // the first n bytes
+		return binary.LittleEndian.Uint64(data[i:])&low == ones*' '&low
+	}
+	for ; n > 0; i, n = i+1, n-1 {
+		if data[i] != ' ' {
 			return false
 		}
 	}
@@ -281,25 +286,38 @@ func spaces(b []byte) bool {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // key checks an object's key at data[i] and the colon after it, and
-// returns the offset just past the key and the offset of its value.
-func (d *decoder) key(i int) (end, v int) {
+// returns the key, the offset just past it and the offset of its value.
+func (d *decoder) key(i int) (name string, end, v int) {
 	data := d.data
 	if data[i] != '"' {
-		return -1, -1
+		return "", -1, -1
 	}
-	if end = scanString(data, i); end < 0 {
-		return -1, -1
+	if name, end = d.str(i); end < 0 {
+		return "", -1, -1
 	}
 	j := skipSpace(data, end)
 	if j >= len(data) || data[j] != ':' {
-		return -1, -1
+		return "", -1, -1
 	}
 	v = skipSpace(data, j+1)
 	d.canonical = d.canonical && j == end && v == j+2 && data[j+1] == ' '
 	if v >= len(data) {
-		return -1, -1
+		return "", -1, -1
 	}
-	return end, v
+	return name, end, v
+}
+
+// str checks the string at data[i] and returns its value and the offset
+// just past it.
+func (d *decoder) str(i int) (string, int) {
+	end, plain := scanString(d.data, i)
+	switch {
+	case end < 0:
+		return "", -1
+	case plain:
+		return d.src[i+1 : end-1], end
+	}
+	return unquote(d.src, d.data[i:end], i, false), end
 }
 
 // skip checks the value at data[i], at depth depth, and returns the offset
@@ -311,7 +329,7 @@ func (d *decoder) skip(i, depth int) int {
 		j, more := d.open(i, depth)
 		for more {
 			var v int
-			if _, v = d.key(j); v < 0 {
+			if _, _, v = d.key(j); v < 0 {
 				return -1
 			}
 			if j = d.skip(v, depth+1); j < 0 {
@@ -330,7 +348,8 @@ func (d *decoder) skip(i, depth int) int {
 		}
 		return j
 	case '"':
-		return scanString(data, i)
+		end, _ := scanString(data, i)
+		return end
 	case 't':
 		return literal(data, i, "true")
 	case 'f':
@@ -371,59 +390,70 @@ const (
 
 // special returns the offset of the first quote, backslash or control
 // character at or after data[i], the bytes a string scan stops at, or
-// len(data). It looks at eight bytes at a time: in each, a byte that is one
-// of them sets the high bit of its byte in the mask, and so may a byte
-// after it, but no byte before it, so the lowest bit set is the first.
-func special(data []byte, i int) int {
+// len(data), and the bytes before it ORed together. It looks at eight bytes
+// at a time: in each, a byte that is one of them sets the high bit of its
+// byte in the mask, and so may a byte after it, but no byte before it, so
+// the lowest bit set is the first.
+func special(data []byte, i int) (int, uint64) {
+	var passed uint64
 	for ; i+8 <= len(data); i += 8 {
 		x := binary.LittleEndian.Uint64(data[i:])
 		q := x ^ (ones * '"')
 		b := x ^ (ones * '\\')
 		if m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+			n := bits.TrailingZeros64(m) / 8
+			return i + n, passed | x&(uint64(1)<<(8*n)-1)
 		}
+		passed |= x
 	}
 	for ; i < len(data); i++ {
-		if c := data[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
+		c := data[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
 		}
+		passed |= uint64(c)
 	}
-	return i
+	return i, passed
 }
 
 // scanString checks the string at data[i] and returns the offset just past
 // it, or -1. As for encoding/json, invalid UTF-8 is no error (decoding
-// replaces it); a control character is.
-func scanString(data []byte, i int) int {
+// replaces it); a control character is. plain reports whether the string
+// has no escape and is ASCII, so that its value is its text.
+func scanString(data []byte, i int) (end int, plain bool) {
+	plain = true
 	for i++; ; i++ {
-		if i = special(data, i); i >= len(data) {
-			return -1
+		var passed uint64
+		if i, passed = special(data, i); i >= len(data) {
+			return -1, false
 		}
+		plain = plain && passed&highs == 0
 		switch c := data[i]; {
 		case c == '"':
-			return i + 1
+			return i + 1, plain
 		case c < 0x20:
-			return -1
+			return -1, false
 		}
 		// A backslash: an escape.
+		plain = false
 		i++
 		if i >= len(data) {
-			return -1
+			return -1, false
 		}
 		switch data[i] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
 			if i+4 >= len(data) {
-				return -1
+				return -1, false
 			}
 			for _, h := range data[i+1 : i+5] {
 				if !isHex(h) {
-					return -1
+					return -1, false
 				}
 			}
 			i += 4
 		default:
-			return -1
+			return -1, false
 		}
 	}
 }

@@ -421,39 +421,47 @@ func special(data []byte, i int) (int, uint64) {
 // replaces it); a control character is. plain reports whether the string
 // has no escape and is ASCII, so that its value is its text.
 func scanString(data []byte, i int) (end int, plain bool) {
-	plain = true
-	for i++; ; i++ {
-		var passed uint64
-		if i, passed = special(data, i); i >= len(data) {
-			return -1, false
+	// Most strings have no escape: the first byte the scan stops at ends
+	// them.
+	j, passed := special(data, i+1)
+	if j < len(data) && data[j] == '"' {
+		return j + 1, passed&highs == 0
+	}
+	return scanEscaped(data, j), false
+}
+
+// scanEscaped is scanString from data[i], where a string's scan stopped
+// at something other than its end: an escape, or a bad byte.
+func scanEscaped(data []byte, i int) int {
+	for ; ; i++ {
+		if i, _ = special(data, i); i >= len(data) {
+			return -1
 		}
-		plain = plain && passed&highs == 0
 		switch c := data[i]; {
 		case c == '"':
-			return i + 1, plain
+			return i + 1
 		case c < 0x20:
-			return -1, false
+			return -1
 		}
 		// A backslash: an escape.
-		plain = false
 		i++
 		if i >= len(data) {
-			return -1, false
+			return -1
 		}
 		switch data[i] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
 			if i+4 >= len(data) {
-				return -1, false
+				return -1
 			}
 			for _, h := range data[i+1 : i+5] {
 				if !isHex(h) {
-					return -1, false
+					return -1
 				}
 			}
 			i += 4
 		default:
-			return -1, false
+			return -1
 		}
 	}
 }

@@ -522,7 +522,7 @@ func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
 
 // decodeMember decodes the value at data[v] of the member name into t, if
 // keys knows it, and returns the offset just past it. seen holds the keys
-// of the object decoded before, by index in keys.
+// of the object decoded so far, by index in keys.
 func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], seen *uint64) int {
 	i := 0
 	for i < len(keys) && keys[i].name != name {
@@ -550,6 +550,7 @@ func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], se
 // the offset just past it.
 func (d *decoder) skipHere(v int) int { return d.skip(v, len(d.path)) }
 
+// stories decodes the list of stories at data[v].
 func (d *decoder) stories(v int) ([]*Story, int) {
 	if !d.array(v) {
 		return nil, d.skipHere(v)

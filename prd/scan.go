@@ -15,10 +15,9 @@ import (
 //
 // It is written for speed, because the loop reads and writes prd.json in
 // every iteration and a file may hold thousands of stories: the decoder
-// checks the syntax as it goes (open, key, after, skip), in the one pass
-// that decodes the file, so that no byte is read twice. The walk of text
-// known to be valid (text, below) serves what Marshal and Save decode of
-// their own output.
+// checks the syntax as it goes (open, key, after, skip), so that the text
+// is walked once. The walk of text known to be valid (text, below) serves
+// what Marshal and Save decode of their own output.
 
 // field is one member of a JSON object, kept as written.
 type field struct {

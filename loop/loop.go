@@ -1643,6 +1643,7 @@ func (it *iteration) appendEntry() error {
 	t.Tokens += e.InputTokens + e.OutputTokens
 	t.CostUSD += e.CostUSD
 	t.Elapsed += it.o.now().Sub(it.start)
+	t.Lost += len(lostLines(e.Tampered))
 	e.Totals = t
 	return it.ledger.Append(it.o.secrets().entry(*e))
 }

@@ -74,6 +74,11 @@ func lostLines(tampered []string) []string {
 // story is set aside again, with that question. The ledger is read back as
 // far as maxHistoryScan.
 func (it *iteration) answered(v Verdict, s *prd.Story) (Verdict, error) {
+	if it.totals.Lost == 0 {
+		// The ledger tells of no change ralph could not undo: nothing
+		// to look back for (a long ledger is a long read).
+		return v, nil
+	}
 	var answers []prd.Answer
 	if s != nil {
 		answers = s.Answers

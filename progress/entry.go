@@ -46,6 +46,10 @@ type Totals struct {
 	Tokens     int64
 	CostUSD    float64
 	Elapsed    time.Duration
+	// Lost counts the changes ralph could not undo (the tampered lines that
+	// say so): while there are none, no iteration looks back through the
+	// ledger for one a person has not answered. Written only when not 0.
+	Lost int
 }
 
 // Entry is one iteration of the loop as recorded in the ledger.
@@ -179,10 +183,14 @@ func Format(e Entry) []byte {
 		}
 	}
 	t := e.Totals
-	writeField(&b, "totals", "iterations "+strconv.Itoa(t.Iterations)+
-		sep+"tokens "+strconv.FormatInt(t.Tokens, 10)+
-		sep+"cost "+formatCost(t.CostUSD)+
-		sep+"elapsed "+formatDuration(t.Elapsed))
+	totals := "iterations " + strconv.Itoa(t.Iterations) +
+		sep + "tokens " + strconv.FormatInt(t.Tokens, 10) +
+		sep + "cost " + formatCost(t.CostUSD) +
+		sep + "elapsed " + formatDuration(t.Elapsed)
+	if t.Lost > 0 {
+		totals += sep + "lost " + strconv.Itoa(t.Lost)
+	}
+	writeField(&b, "totals", totals)
 	b.WriteString(endMarker(e.Iteration))
 	b.WriteByte('\n')
 	return []byte(b.String())

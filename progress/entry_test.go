@@ -144,6 +144,7 @@ func TestFormatParseRoundTrip(t *testing.T) {
 		},
 		{"costs", Entry{Iteration: 8, Outcome: "done", CostUSD: 0.05378325, CostKnown: true, InputTokens: 1 << 40, Totals: Totals{CostUSD: 123.4567891234, Tokens: 1 << 50}}},
 		{"time", Entry{Iteration: 9, Time: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}},
+		{"lost", Entry{Iteration: 10, Outcome: "blocked", Totals: Totals{Iterations: 10, Lost: 2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

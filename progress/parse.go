@@ -365,7 +365,8 @@ func parseCheck(v string) Check {
 	return c
 }
 
-// parseTotals reads "iterations N · tokens T · cost $C · elapsed D".
+// parseTotals reads "iterations N · tokens T · cost $C · elapsed D", and
+// " · lost L" after them when there is one.
 func parseTotals(t *Totals, v string) {
 	for _, part := range strings.Split(v, sep) {
 		name, value, _ := strings.Cut(part, " ")
@@ -385,6 +386,10 @@ func parseTotals(t *Totals, v string) {
 		case "elapsed":
 			if d, err := time.ParseDuration(value); err == nil {
 				t.Elapsed = d
+			}
+		case "lost":
+			if n, err := strconv.Atoi(value); err == nil && n > 0 {
+				t.Lost = n
 			}
 		}
 	}

@@ -495,7 +495,10 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 	ctx, cancel := proc.UntilKilled(ctx)
 	defer cancel()
 	sum := sha256.New()
-	gerr := gitTo(ctx, o.Dir, io.MultiWriter(tmp, sum), "cat-file", "blob", st.blob)
+	// A write that failed (a full disk) makes git fail too: it is the
+	// error, not a copy git does not have.
+	out := &writeErr{w: tmp}
+	gerr := gitTo(ctx, o.Dir, io.MultiWriter(out, sum), "cat-file", "blob", st.blob)
 	info, err := tmp.Stat()
 	if err == nil {
 		err = tmp.Chmod(st.mode.Perm())
@@ -507,6 +510,8 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 	switch {
 	case gerr != nil && proc.Killed():
 		return false, errors.New("stopped by the second signal")
+	case out.err != nil:
+		return false, out.err
 	case errors.As(gerr, &exit):
 		return false, nil // git has no such object (any more)
 	case gerr != nil:
@@ -522,6 +527,20 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 		return false, err
 	}
 	return true, os.Rename(tmp.Name(), path)
+}
+
+// writeErr keeps the first error of the writes through it.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writeErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // writeNew creates the file at path, which must not exist, with data and

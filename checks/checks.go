@@ -193,17 +193,27 @@ const shell = "/bin/sh"
 func RelativePath(env []string) []string {
 	var rel []string
 	for _, kv := range env {
-		path, ok := strings.CutPrefix(kv, "PATH=")
-		if !ok {
-			continue
-		}
-		for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
-			if !filepath.IsAbs(dir) && !slices.Contains(rel, dir) {
-				rel = append(rel, dir)
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range pathDirs(path, false) {
+				if !slices.Contains(rel, dir) {
+					rel = append(rel, dir)
+				}
 			}
 		}
 	}
 	return rel
+}
+
+// pathDirs returns the directories of a $PATH that are absolute, or those
+// that are not.
+func pathDirs(path string, abs bool) []string {
+	var dirs []string
+	for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
+		if filepath.IsAbs(dir) == abs {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
 }
 
 // absolutePath returns env (nil: ralph's own) with the relative
@@ -224,15 +234,7 @@ func absolutePath(env []string) []string {
 		path, ok := strings.CutPrefix(kv, "PATH=")
 		if !ok {
 			clean = append(clean, kv)
-			continue
-		}
-		var dirs []string
-		for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
-			if filepath.IsAbs(dir) {
-				dirs = append(dirs, dir)
-			}
-		}
-		if len(dirs) > 0 {
+		} else if dirs := pathDirs(path, true); len(dirs) > 0 {
 			clean = append(clean, "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
 		}
 	}

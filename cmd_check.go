@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/redact"
+	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -45,7 +46,7 @@ func checkCommand(e env) *cli.Command {
 }
 
 func printChecks(c *cli.Context, results []checks.Result) error {
-	w := &stickyWriter{w: c.App.Writer}
+	w := &sticky.Writer{W: c.App.Writer}
 	// The outputs were redacted as they were kept; a command or an error
 	// may hold a key too.
 	secrets := redact.New(os.Environ())
@@ -76,12 +77,12 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 	}
 	fmt.Fprintf(w, "%s, %d required failing\n", plural.Of(len(results), "1 check run", "%d checks run"), failed)
 	switch {
-	case failed > 0 && outputGone(w.err):
+	case failed > 0 && outputGone(w.Err()):
 		// The exit status is the verdict, read or not
 		// (`ralph check | grep -q FAIL`).
 		return errChecksFailed
-	case w.err != nil:
-		return w.err
+	case w.Err() != nil:
+		return w.Err()
 	case failed > 0:
 		return errChecksFailed
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/demo"
+	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -46,7 +47,7 @@ func demoCommand(e env) *cli.Command {
 				return err
 			}
 			gitNote := demoGit(c.Context, dir)
-			w := &stickyWriter{w: c.App.Writer}
+			w := &sticky.Writer{W: c.App.Writer}
 			fmt.Fprintf(w, `ralph demo: a scripted agent builds a tiny shell greeter in %s
 It gets the first story wrong and claims done anyway: watch the judge refuse,
 feed the failing check into the next prompt, and the agent fix it.%s

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/prd"
 )
 
@@ -44,7 +45,7 @@ func initCommand() *cli.Command {
 			if len(notFiles) > 0 {
 				return &usageError{err: errors.Join(notFiles...)}
 			}
-			w := &stickyWriter{w: c.App.Writer}
+			w := &sticky.Writer{W: c.App.Writer}
 			for _, f := range files {
 				created, err := createNew(filepath.Join(dir, f.name), f.text)
 				if err != nil {
@@ -57,7 +58,7 @@ func initCommand() *cli.Command {
 				}
 			}
 			fmt.Fprintf(w, "next: edit prd.json, then run `ralph validate` and `ralph loop`\n")
-			return w.err
+			return w.Err()
 		}),
 	}
 }

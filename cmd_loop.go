@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/loop"
 	"github.com/ralph-harness/ralph/progress"
 )
@@ -90,7 +91,7 @@ func loopAction(c *cli.Context, e env) error {
 		}
 		// The loop goes on when its output fails (the ledger has it
 		// all), and says so at its end.
-		out := &stickyWriter{w: c.App.Writer}
+		out := &sticky.Writer{W: c.App.Writer}
 		o := loop.Options{
 			Dir:           dir,
 			Config:        cfg,

@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -82,34 +81,6 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 // pipeSignals is where SIGPIPE is caught to be dropped (see run): never
 // read, Notify drops what does not fit.
 var pipeSignals = make(chan os.Signal, 1)
-
-// stickyWriter keeps the first error of the writes through it, so that a
-// command printing line after line can say once, at its end, that its output
-// was lost (a full disk, a closed pipe): a script must not take it for done.
-// It may be written from several goroutines.
-type stickyWriter struct {
-	w   io.Writer
-	mu  sync.Mutex
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return 0, s.err
-	}
-	n, err := s.w.Write(p)
-	s.err = err
-	return n, err
-}
-
-// Err returns the first error of the writes through s.
-func (s *stickyWriter) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
 
 // printJSON writes v to w as every --json output of ralph is written: a
 // whole document indented, an element of a stream on one line, and in

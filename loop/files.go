@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
+	"github.com/ralph-harness/ralph/internal/sticky"
 )
 
 // Guard says which files of the project the agent may not touch.
@@ -497,7 +498,7 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 	sum := sha256.New()
 	// A write that failed (a full disk) makes git fail too: it is the
 	// error, not a copy git does not have.
-	out := &writeErr{w: tmp}
+	out := &sticky.Writer{W: tmp}
 	gerr := gitTo(ctx, o.Dir, io.MultiWriter(out, sum), "cat-file", "blob", st.blob)
 	info, err := tmp.Stat()
 	if err == nil {
@@ -510,12 +511,12 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 	switch {
 	case gerr != nil && proc.Killed():
 		return false, errors.New("stopped by the second signal")
-	case out.err != nil:
-		return false, out.err
+	case out.Err() != nil:
+		return false, out.Err()
 	case errors.As(gerr, &exit):
 		return false, nil // git has no such object (any more)
 	case gerr != nil:
-		return false, gerr // a write that failed, say
+		return false, gerr // git could not start, say
 	case err != nil:
 		return false, err
 	case st.summed && !bytes.Equal(sum.Sum(nil), st.sum[:]):
@@ -527,20 +528,6 @@ func restoreBlob(ctx context.Context, o *Options, name string, st fileState) (bo
 		return false, err
 	}
 	return true, os.Rename(tmp.Name(), path)
-}
-
-// writeErr keeps the first error of the writes through it.
-type writeErr struct {
-	w   io.Writer
-	err error
-}
-
-func (w *writeErr) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
-	if err != nil && w.err == nil {
-		w.err = err
-	}
-	return n, err
 }
 
 // writeNew creates the file at path, which must not exist, with data and

@@ -1,16 +1,12 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -163,28 +159,5 @@ func TestJudgeLost(t *testing.T) {
 		if v.Outcome != Blocked || v.Question != want {
 			t.Errorf("Judge with claim %+v = %s, %q; want blocked, %q", c, v.Outcome, v.Question, want)
 		}
-	}
-}
-
-// failingWriter fails every write, as a file on a full disk does.
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
-
-// TestWriteErr keeps the first write error, so that a copy from git that
-// could not be written is told from one git does not have.
-func TestWriteErr(t *testing.T) {
-	w := &writeErr{w: failingWriter{}}
-	if _, err := io.WriteString(w, "data"); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("Write = %v, want ENOSPC", err)
-	}
-	io.WriteString(w, "more")
-	if !errors.Is(w.err, syscall.ENOSPC) {
-		t.Errorf("err = %v, want ENOSPC", w.err)
-	}
-	var ok bytes.Buffer
-	w = &writeErr{w: &ok}
-	if _, err := io.WriteString(w, "data"); err != nil || w.err != nil || ok.String() != "data" {
-		t.Errorf("a write that works: %v, %v, %q", err, w.err, ok.String())
 	}
 }

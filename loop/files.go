@@ -274,7 +274,7 @@ func (s *fileSnapshot) findBlobs(ctx context.Context, o *Options) {
 	blobs := gitBlobs(ctx, o.Dir, want)
 	for _, files := range []map[string]fileState{s.protected, s.tests} {
 		for name, st := range files {
-			if id, ok := blobs[name]; ok && want[name] {
+			if id, ok := blobs[name]; ok {
 				st.blob = id
 				files[name] = st
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/ralph-harness/ralph/internal/ansi"
 	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/lines"
 )
@@ -48,6 +49,7 @@ var (
 // once the check is over.
 type testCounter struct {
 	lines   lines.Splitter // longer lines are passed over
+	plain   []byte         // a coloured line without its colours
 	perTest int            // tests Go's per-test lines say ran; -1 when none was seen
 	summary int            // what the last summary says ran; -1 when none was seen
 	cargo   int            // the sum of cargo's summaries, one per test binary
@@ -66,6 +68,14 @@ func (c *testCounter) Write(p []byte) (int, error) { return c.lines.Write(p) }
 // text it needs: most lines of a check's output are none of these, and the
 // patterns cost microseconds a line.
 func (c *testCounter) line(line []byte) {
+	// Runners colour their summaries when told to, into a pipe too
+	// (FORCE_COLOR in a CI job's environment, --color in a runner's
+	// settings, which the agent may edit): the count is in the text
+	// between the colours, and without it the ratchet would be off.
+	if bytes.IndexByte(line, 0x1b) >= 0 {
+		c.plain = ansi.Append(c.plain[:0], line)
+		line = c.plain
+	}
 	switch string(goVerdict(line)) {
 	case "PASS", "FAIL", "pass", "fail":
 		c.perTest = max(c.perTest, 0) + 1

@@ -46,6 +46,14 @@ func TestTestCounter(t *testing.T) {
 		{"vitest, a failure, skips and todo", "      Tests  1 failed | 2 passed | 1 skipped | 1 todo (5)\n", 3},
 		{"vitest, all skipped", " Test Files  1 skipped (1)\n      Tests  4 skipped (4)\n", 0},
 		{"vitest, all todo", "      Tests  2 todo (2)\n", 0},
+
+		// Coloured, as runners print when FORCE_COLOR is set or their
+		// settings say --color, pipe or not.
+		{"jest, coloured", "\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, \x1b[1m\x1b[33m1 skipped\x1b[39m\x1b[22m, \x1b[1m\x1b[32m2 passed\x1b[39m\x1b[22m, 4 total\n", 3},
+		{"vitest, coloured", "\x1b[2m Test Files \x1b[22m \x1b[1m\x1b[32m1 passed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[32m3 passed\x1b[39m\x1b[22m\x1b[2m | \x1b[22m\x1b[33m1 skipped\x1b[39m\x1b[90m (4)\x1b[39m\n", 3},
+		{"pytest, coloured", "\x1b[32m============================== \x1b[32m\x1b[1m4 passed\x1b[0m, \x1b[33m1 skipped\x1b[0m\x1b[32m in 0.02s\x1b[0m\x1b[32m ===============================\x1b[0m\n", 4},
+		{"cargo, coloured", "test result: \x1b[32mok\x1b[0m. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s\n", 3},
+		{"go -v, coloured", "\x1b[32m--- PASS: TestA (0.00s)\x1b[0m\n\x1b[31m--- FAIL: TestB (0.00s)\x1b[0m\n", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

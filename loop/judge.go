@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/ralph-harness/ralph/internal/lazyre"
+	"github.com/ralph-harness/ralph/internal/ansi"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
@@ -30,7 +30,7 @@ func (c Claim) String() string {
 // counts only when the tag is the last non-blank line of the message, so an
 // agent that echoes the prompt or mentions the tag in prose claims nothing.
 func ParseClaim(final string) Claim {
-	text := strings.TrimRight(ansiRE().ReplaceAllString(final, ""), " \t\r\n")
+	text := strings.TrimRight(ansi.String(final), " \t\r\n")
 	line := text[strings.LastIndexByte(text, '\n')+1:]
 	line = strings.TrimSpace(line)
 	inner, ok := strings.CutPrefix(line, "<ralph>")
@@ -60,10 +60,6 @@ func ParseClaim(final string) Claim {
 	}
 	return Claim{}
 }
-
-// ansiRE matches terminal escape sequences (colours, mostly), which some
-// agents print around their last line.
-var ansiRE = lazyre.New(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 
 // Report is what the agent's final message says besides its claim.
 type Report struct {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/ansi"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/tail"
 	"github.com/ralph-harness/ralph/internal/textcut"
@@ -285,12 +286,15 @@ const maxExcerptLine = 200
 
 // Excerpt returns the last maxLines lines of out, each line cut to 200
 // bytes, for the ledger and prompts. Trailing blank lines are dropped first,
-// so the excerpt ends with the output's last words.
+// so the excerpt ends with the output's last words. A runner's colours are
+// left out: the ledger would keep each escape as an unreadable character,
+// and a terminal showing the excerpt would obey the rest of it (a clear
+// screen, a cursor moved).
 func Excerpt(out string, maxLines int) string {
 	if maxLines <= 0 {
 		return ""
 	}
-	lines := strings.Split(strings.ReplaceAll(out, "\r\n", "\n"), "\n")
+	lines := strings.Split(strings.ReplaceAll(ansi.String(out), "\r\n", "\n"), "\n")
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
 	}

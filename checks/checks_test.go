@@ -323,6 +323,7 @@ func TestExcerpt(t *testing.T) {
 		{"exactly 200 bytes kept", strings.Repeat("y", 200), 1, strings.Repeat("y", 200)},
 		{"zero lines", "a\n", 0, ""},
 		{"only blank", "\n\n", 3, ""},
+		{"colours left out", "\x1b[31m✕ adds\x1b[0m\n\x1b[2J\x1b[H\x1b[1mTests:\x1b[22m \x1b[31m1 failed\x1b[39m, 1 total\n\x1b[0m\n", 5, "✕ adds\nTests: 1 failed, 1 total"},
 	}
 	for _, tt := range tests {
 		if got := Excerpt(tt.out, tt.maxLines); got != tt.want {

@@ -28,6 +28,9 @@ func TestParseClaim(t *testing.T) {
 		{"empty", "", Claim{}},
 		{"only whitespace", " \n\t\n", Claim{}},
 		{"crlf", "done it\r\n<ralph>done</ralph>\r\n", Claim{Done: true}},
+		{"done in colour", "\x1b[32m<ralph>done</ralph>\x1b[0m\n", Claim{Done: true}},
+		{"done, colours reset on a line of their own", "<ralph>done</ralph>\n\x1b[0m\n", Claim{Done: true}},
+		{"done in 24-bit colour, colons", "\x1b[38:2::0:200:0m<ralph>done</ralph>\x1b[m", Claim{Done: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

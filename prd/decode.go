@@ -1,9 +1,11 @@
 package prd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -399,6 +401,9 @@ type decoder struct {
 	// live and orig are the rest of the blocks stories and their copies
 	// as parsed are cut from (see newStory).
 	live, orig []Story
+	// stop, when set, asks the decoder of the second half of a list of
+	// stories to give up (see split).
+	stop *atomic.Bool
 }
 
 // step is a member name or an array index in a JSON path.
@@ -550,17 +555,35 @@ func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], se
 // the offset just past it.
 func (d *decoder) skipHere(v int) int { return d.skip(v, len(d.path)) }
 
-// stories decodes the list of stories at data[v].
+// stories decodes the list of stories at data[v]. A long list is decoded
+// in two halves at once when the machine has a second CPU (see split).
 func (d *decoder) stories(v int) ([]*Story, int) {
 	if !d.array(v) {
 		return nil, d.skipHere(v)
 	}
 	d.hasStories = true
-	data := d.data
 	depth := len(d.path)
-	var stories []*Story
 	j, more := d.open(v, depth)
-	for n := 0; more; n++ {
+	if !more {
+		return nil, j
+	}
+	var h *half
+	if d.blocks && !d.deep {
+		h = d.split(j)
+	}
+	return d.storiesFrom(j, depth, h)
+}
+
+// storiesFrom decodes the stories of a list from its element at data[j],
+// at the list's depth, to the list's end; h, when not nil, is the second
+// half of the list, decoded meanwhile by another goroutine.
+func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
+	data := d.data
+	var stories []*Story
+	for n, more := 0, true; more; n++ {
+		if d.stop != nil && d.stop.Load() {
+			return nil, -1
+		}
 		d.pushIndex(n)
 		var end int
 		if data[j] != '{' {
@@ -583,11 +606,93 @@ func (d *decoder) stories(v int) ([]*Story, int) {
 		}
 		d.pop()
 		if end < 0 {
+			h.cancel()
 			return nil, -1
+		}
+		if h != nil && end >= h.at {
+			if end == h.at {
+				if rest, k, ok := h.join(d); ok {
+					return append(stories, rest...), k
+				}
+			}
+			// The guess was wrong, or the second half found a
+			// problem: this decoder goes on alone, and says which.
+			h.cancel()
+			h = nil
 		}
 		j, more = d.after(end, depth, ']')
 	}
+	// The list ended before the guess: what was found was no story.
+	h.cancel()
 	return stories, j
+}
+
+// half is the second half of a long list of stories, decoded by a
+// goroutine of its own while the decoder of the file reads the first.
+type half struct {
+	at      int // where the first half ends: just past its last story
+	d       *decoder
+	stories []*Story
+	end     int // past the list's end; -1 when its syntax is bad
+	done    chan struct{}
+}
+
+// splitMin is the length of text past which a list of stories is decoded
+// in two halves: below it, starting a goroutine costs more than it saves.
+// Tests lower it.
+var splitMin = 256 << 10
+
+// storySeparator is what Marshal writes between two stories: a raw line
+// break cannot be part of a JSON string, so where it is found, one story
+// ends and the next begins, unless the text is laid out otherwise (which
+// join finds out).
+const storySeparator = "\n    },\n    {"
+
+// split starts decoding the second half of the list of stories whose first
+// element is at data[j], when it is long and the machine has a second CPU.
+// It returns nil when it does not.
+func (d *decoder) split(j int) *half {
+	data := d.data
+	if len(data)-j < splitMin || runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	mid := j + (len(data)-j)/2
+	i := bytes.Index(data[mid:], []byte(storySeparator))
+	if i < 0 {
+		return nil
+	}
+	at := mid + i + len("\n    }")
+	h := &half{at: at, done: make(chan struct{})}
+	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, stop: new(atomic.Bool)}
+	h.d.path = slices.Clone(d.path)
+	start, depth := mid+i+len(storySeparator)-1, len(d.path)
+	go func() {
+		defer close(h.done)
+		h.stories, h.end = h.d.storiesFrom(start, depth, nil)
+	}()
+	return h
+}
+
+// join waits for the second half, and hands its stories to d, which ended
+// the first half just where the second begins, when it decoded them
+// without a problem.
+func (h *half) join(d *decoder) ([]*Story, int, bool) {
+	<-h.done
+	if h.end < 0 || len(h.d.errs) > 0 {
+		return nil, 0, false
+	}
+	d.canonical = d.canonical && h.d.canonical
+	return h.stories, h.end, true
+}
+
+// cancel stops the second half, whose stories will not be used, and waits
+// for it to stop.
+func (h *half) cancel() {
+	if h == nil {
+		return
+	}
+	h.d.stop.Store(true)
+	<-h.done
 }
 
 // newStory returns a story to decode into and one for its copy as parsed,

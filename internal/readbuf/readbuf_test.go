@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -86,5 +89,44 @@ func TestOpen(t *testing.T) {
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Op != "open" || pe.Path != path+".missing" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing file = %v, want os.Open's *fs.PathError", err)
+	}
+}
+
+// TestReadFileHalves reads a file large enough to be read in two halves at
+// once into fresh memory, and one that is shorter than the size the halves
+// were cut for: it is read again from its start.
+func TestReadFileHalves(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var data []byte
+	for i := 0; len(data) < 3*halvesMin; i++ {
+		data = strconv.AppendInt(data, int64(i), 10)
+		data = append(data, '\n')
+	}
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(nil, path)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("ReadFile: %d bytes, %v; want %d bytes", len(got), err, len(data))
+	}
+
+	fd, err := open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, len(data)+100)
+	if got := readHalves(fd, buf, len(data)+100); len(got) != 0 {
+		t.Errorf("readHalves of a file shorter than the size: %d bytes, want none", len(got))
+	}
+	if off, err := syscall.Seek(fd, 0, io.SeekCurrent); off != 0 || err != nil {
+		t.Errorf("readHalves moved the offset to %d (%v)", off, err)
+	}
+	if got := readHalves(fd, buf, len(data)); !bytes.Equal(got, data) {
+		t.Errorf("readHalves: %d bytes, want the file's %d", len(got), len(data))
+	}
+	if off, err := syscall.Seek(fd, 0, io.SeekCurrent); off != int64(len(data)) || err != nil {
+		t.Errorf("readHalves left the offset at %d (%v), want %d", off, err, len(data))
 	}
 }

@@ -642,10 +642,11 @@ type half struct {
 // Tests lower it.
 var splitMin = 256 << 10
 
-// storySeparator is what Marshal writes between two stories: a raw line
-// break cannot be part of a JSON string, so where it is found, one story
-// ends and the next begins, unless the text is laid out otherwise (which
-// join finds out).
+// storySeparator is what Marshal writes between two stories. A raw line
+// break is never part of a JSON string, so where it is found, a value ends
+// and the next begins: two stories, unless the text is laid out otherwise,
+// which the first half's decoder finds out when it reads past the place
+// without a story ending there.
 const storySeparator = "\n    },\n    {"
 
 // split starts decoding the second half of the list of stories whose first

@@ -100,17 +100,16 @@ func ReadFile(buf []byte, path string) ([]byte, error) {
 	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
 		return buf[:0], unreadable(path, kind == syscall.S_IFDIR)
 	}
+	buf = buf[:0]
 	// One byte more than the file, so that the read that finds the end
 	// needs no room of its own; a buffer that must grow gets a quarter
 	// more, as the files read again and again grow a little every time.
-	fresh := false
+	// Only fresh memory is read in halves (see readHalves).
 	if size := st.Size; size < 1<<40 && int64(cap(buf)) < size+1 {
 		buf = make([]byte, 0, size+size/4+512)
-		fresh = true
-	}
-	buf = buf[:0]
-	if fresh && st.Size >= halvesMin && runtime.GOMAXPROCS(0) >= 2 {
-		buf = readHalves(fd, buf, int(st.Size))
+		if size >= halvesMin && runtime.GOMAXPROCS(0) >= 2 {
+			buf = readHalves(fd, buf, int(size))
+		}
 	}
 	for {
 		if len(buf) == cap(buf) {

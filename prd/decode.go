@@ -403,7 +403,7 @@ type decoder struct {
 	live, orig []Story
 	// stop, when set, asks the decoder of the second half of a list of
 	// stories to give up (see split).
-	stop *atomic.Bool
+	stop atomic.Bool
 }
 
 // step is a member name or an array index in a JSON path.
@@ -581,7 +581,7 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 	data := d.data
 	var stories []*Story
 	for n, more := 0, true; more; n++ {
-		if d.stop != nil && d.stop.Load() {
+		if d.stop.Load() {
 			return nil, -1
 		}
 		d.pushIndex(n)
@@ -664,7 +664,7 @@ func (d *decoder) split(j int) *half {
 	}
 	at := mid + i + len("\n    }")
 	h := &half{at: at, done: make(chan struct{})}
-	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, stop: new(atomic.Bool)}
+	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true}
 	h.d.path = slices.Clone(d.path)
 	start, depth := mid+i+len(storySeparator)-1, len(d.path)
 	go func() {

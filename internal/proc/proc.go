@@ -194,25 +194,30 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		stdinW = w
 	}
 
-	// The child is started and waited for by one goroutine that keeps its
-	// OS thread to itself meanwhile: the kernel sends the death signal (see
-	// setDeathSignal) when the thread that forked the child exits, not the
-	// process, and the runtime ends a thread when a goroutine that locked it
-	// returns without unlocking. Nobody else's goroutine can run on a locked
-	// thread, so the signal comes only when ralph itself is gone.
-	started := make(chan error, 1)
-	ready := make(chan struct{})
+	if err := spawn(cmd); err != nil {
+		return fail(err)
+	}
+	running.Store(p, struct{}{})
+	noteStarted(p.Pid())
+	closeAll(childEnds)
+
 	var wg sync.WaitGroup
+	for i, r := range readers {
+		wg.Go(func() { drain(r, writers[i]) })
+	}
 	stdinDone := make(chan struct{})
+	if stdinW != nil {
+		go func() {
+			defer close(stdinDone)
+			// A child that exits without reading gets EPIPE here, or the
+			// deadline below; neither is the caller's concern.
+			io.Copy(stdinW, c.Stdin)
+			stdinW.Close()
+		}()
+	} else {
+		close(stdinDone)
+	}
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		<-ready
 		err := cmd.Wait()
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {
@@ -246,29 +251,41 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		stop()
 		close(p.done)
 	}()
-	if err := <-started; err != nil {
-		return fail(err)
-	}
-	running.Store(p, struct{}{})
-	noteStarted(p.Pid())
-	closeAll(childEnds)
-
-	for i, r := range readers {
-		wg.Go(func() { drain(r, writers[i]) })
-	}
-	if stdinW != nil {
-		go func() {
-			defer close(stdinDone)
-			// A child that exits without reading gets EPIPE here, or the
-			// deadline below; neither is the caller's concern.
-			io.Copy(stdinW, c.Stdin)
-			stdinW.Close()
-		}()
-	} else {
-		close(stdinDone)
-	}
-	close(ready)
 	return p, nil
+}
+
+// spawns are the children for the spawner to start, each with where to
+// say how the start went.
+var (
+	spawns      = make(chan spawnRequest)
+	spawnerOnce sync.Once
+)
+
+type spawnRequest struct {
+	cmd     *exec.Cmd
+	started chan<- error
+}
+
+// spawn starts cmd from the spawner's thread, a thread that lasts as long
+// as ralph: the kernel sends the death signal (see setDeathSignal) when
+// the thread that forked the child ends, not the process, and the runtime
+// ends a thread when a goroutine that locked it returns without unlocking,
+// which any code may do. The spawner's goroutine locks its thread and
+// never returns, so nobody else's goroutine runs there and the signal
+// comes only when ralph itself is gone. Only the start needs that thread:
+// the child is waited for from any.
+func spawn(cmd *exec.Cmd) error {
+	spawnerOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread()
+			for r := range spawns {
+				r.started <- r.cmd.Start()
+			}
+		}()
+	})
+	started := make(chan error, 1)
+	spawns <- spawnRequest{cmd, started}
+	return <-started
 }
 
 // killed is closed by the first KillAll.

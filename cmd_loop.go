@@ -114,6 +114,7 @@ func loopAction(c *cli.Context, e env) error {
 			}
 			return printPrompt(c, o)
 		}
+		waiter()
 		// On a terminal, a status line stays under the output; into a
 		// pipe or a file, the lines are plain.
 		if !o.JSON && fileOf(c.App.Writer) == os.Stdout && canDraw(os.Stdout) {

@@ -13,10 +13,10 @@ import (
 // thread on another CPU, which finds nothing to do and sleeps again: a
 // dozen thread switches an iteration, on the CPUs the agent and the checks
 // need, for nothing. With one, the goroutines take turns on one thread; a
-// goroutine blocked in a system call still lets the others run on
-// another. The work that does use two CPUs, the decode of a very long
-// prd.json, is for the brief commands. A GOMAXPROCS in the environment has
-// the last word.
+// goroutine blocked in a system call hands the processor to another
+// thread, so the others still run. The work that does use two CPUs, the
+// read and decode of a very long prd.json, is for the brief commands. A
+// GOMAXPROCS in the environment has the last word.
 func waiter() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

@@ -780,6 +780,10 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.failed(err)
 	}
 	it.files = snap.files
+	// prd.json as it will be if the story passes is written while the
+	// agent works: a verdict that says so then takes no write of its own.
+	ahead := f.WriteAhead(o.path(PRDFile), story.ID, o.status(Verdict{Outcome: Done}, attempt))
+	defer ahead.Close()
 	res, err := it.runAgent(ctx, prompt, story.ID, number, attempt)
 	o.killOrphans(byAgent)
 	if err != nil {
@@ -897,34 +901,34 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	// The verdict goes into prd.json as it is now, under its lock: a
 	// person's edits made while the checks ran are kept.
-	err = prd.Update(o.path(PRDFile), PRDFile, it.syncs, func(f *prd.File) error {
-		s := f.Story(story.ID)
-		if s == nil {
-			return fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)
-		}
-		// The verdict is the whole of the status, whatever wrote to the
-		// file since the story was picked (when it was neither passing,
-		// blocked nor failed).
-		st := prd.Status{Attempts: attempt}
-		switch v.Outcome {
-		case Done:
-			st.Passes = true
-		case Blocked:
-			// A question is not a failed attempt: the story gets all of
-			// its attempts once a person answers.
-			st.Attempts--
-			st.Blocked = o.secrets().String(v.Question)
-		case Failed:
-			st.Failed = o.secrets().String(v.Reason)
-		}
-		s.SetStatus(st)
-		return nil
-	})
+	err = prd.SetStatus(o.path(PRDFile), PRDFile, it.syncs, story.ID, o.status(v, attempt), ahead)
+	if errors.Is(err, prd.ErrNoStory) {
+		err = fmt.Errorf("%s: story %s was removed during the iteration", PRDFile, story.ID)
+	}
 	if err != nil {
 		return it.failed(err)
 	}
 	it.judged(v.Reason)
 	return it.record(ctx, fmt.Sprintf("%s %s (attempt %d): %s", story.ID, v.Outcome, attempt, story.Title))
+}
+
+// status is the status of a story after the verdict v on its attempt: the
+// whole of it, whatever wrote to the file since the story was picked (when
+// it was neither passing, blocked nor failed).
+func (o *Options) status(v Verdict, attempt int) prd.Status {
+	st := prd.Status{Attempts: attempt}
+	switch v.Outcome {
+	case Done:
+		st.Passes = true
+	case Blocked:
+		// A question is not a failed attempt: the story gets all of
+		// its attempts once a person answers.
+		st.Attempts--
+		st.Blocked = o.secrets().String(v.Question)
+	case Failed:
+		st.Failed = o.secrets().String(v.Reason)
+	}
+	return st
 }
 
 // runAgent starts the agent with the prompt and the task's environment.

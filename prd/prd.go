@@ -180,24 +180,39 @@ func Load(path string) (*File, error) { return Read(path, path) }
 // Read reads the file at path and parses it as Parse does; messages name the
 // file as name. A failure to read the file is an *fs.PathError.
 func Read(path, name string) (*File, error) {
+	data, err := readText(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseRead(data, name)
+}
+
+// readText reads the file at path into the spare buffer, if there is one.
+func readText(path string) ([]byte, error) {
 	spare.Lock()
 	buf := spare.buf
 	spare.buf = nil
 	spare.Unlock()
-	data, err := readbuf.ReadFile(buf, path)
-	if err != nil {
-		return nil, err
-	}
+	return readbuf.ReadFile(buf, path)
+}
+
+// parseRead parses data, which readText returned, as Read does.
+func parseRead(data []byte, name string) (*File, error) {
 	// The text is read here and nothing else has it: the File may keep it
 	// as it is, without the copy Parse makes. When Parse knew the text
 	// already, the buffer serves the next read.
 	f, kept, err := parseText(data, name, true)
 	if !kept {
-		spare.Lock()
-		spare.buf = data
-		spare.Unlock()
+		putSpare(data)
 	}
 	return f, err
+}
+
+// putSpare gives the buffer data back for the next read.
+func putSpare(data []byte) {
+	spare.Lock()
+	spare.buf = data
+	spare.Unlock()
 }
 
 // spare is a buffer for Read: in the loop, most reads find the text Parse

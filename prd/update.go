@@ -25,12 +25,27 @@ var ErrUnchanged = errors.New("unchanged")
 // atomicfile.WriteQueued): the loop records a verdict and goes on while the
 // disk catches up.
 func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
+	return update(path, name, q, nil, fn)
+}
+
+// update is Update, where ahead, when not nil, is a save written ahead
+// that takes the file's place if it still fits the text the file holds
+// (see SetStatus); fn is called when it does not.
+func update(path, name string, q *durable.Queue, ahead *Ahead, fn func(*File) error) error {
 	unlock, err := Lock(path)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	f, err := Read(path, name)
+	data, err := readText(path)
+	if err != nil {
+		return err
+	}
+	if ahead.commit(data, q) {
+		putSpare(data)
+		return nil
+	}
+	f, err := parseRead(data, name)
 	if err != nil {
 		return err
 	}

@@ -40,14 +40,19 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // whose new text is mostly an old one's need not copy it into one buffer
 // first.
 func WriteQueued(path string, perm os.FileMode, q *durable.Queue, text ...[]byte) error {
-	return write(path, perm, q, func(w io.Writer) error {
+	return write(path, perm, q, pieces(text))
+}
+
+// pieces is the content that is the pieces of text one after another.
+func pieces(text [][]byte) func(io.Writer) error {
+	return func(w io.Writer) error {
 		for _, p := range text {
 			if _, err := w.Write(p); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // Copy is Write with the content read from r to its end, for a content too
@@ -90,6 +95,15 @@ func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Wr
 		os.Remove(f.Name())
 		return err
 	}
+	return install(path, f.Name(), target, q, nil)
+}
+
+// install renames the temp file tmp, whose content is durable, over
+// target, the file path resolved to, and makes the rename durable: the
+// directory's sync, after linked's when linked is the temp file given its
+// name after its own sync (see Pending), is queued on q. The temp file is
+// removed when the rename fails.
+func install(path, tmp, target string, q *durable.Queue, linked *os.File) error {
 	// Freeing the old file's blocks is part of the rename unless the old
 	// file is still open; with a queue, it stays open until the queue
 	// closes it, so that the queue pays for freeing them.
@@ -97,15 +111,26 @@ func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Wr
 	if q != nil {
 		prev, _ = readbuf.Open(target)
 	}
-	if err := os.Rename(f.Name(), target); err != nil {
+	if err := os.Rename(tmp, target); err != nil {
 		prev.Close()
-		os.Remove(f.Name())
+		os.Remove(tmp)
 		return err
 	}
 	// The rename is durable only once the directory entry is on disk.
 	return q.Do(func() error {
 		prev.Close()
-		err := syncDir(dir)
+		var err error
+		if linked != nil {
+			// The file's count of names is in its inode, which its own
+			// sync wrote before it had one.
+			err = syncFile(linked)
+			if cerr := linked.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err == nil {
+			err = syncDir(filepath.Dir(target))
+		}
 		if err != nil && q != nil {
 			// The queue's error reaches whoever waits for it: it names
 			// the file, as WriteQueued's own errors do.

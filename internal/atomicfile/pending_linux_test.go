@@ -1,0 +1,152 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/durable"
+)
+
+// TestPrepareCommit: a prepared content is nowhere to be seen, the file
+// untouched, until it is committed; then the file holds it, with its mode,
+// and nothing else is left in the directory. The syncs of the commit are
+// the queue's: a failure of either is reported by Wait.
+func TestPrepareCommit(t *testing.T) {
+	for _, fail := range []int{0, 2, 3} { // 1: the content's own sync, in Prepare; 2: its name's; 3: the directory's
+		t.Run(fmt.Sprintf("sync %d fails", fail), func(t *testing.T) { prepareCommit(t, fail) })
+	}
+}
+
+// prepareCommit is TestPrepareCommit with the fail-th sync failing (none
+// when 0).
+func prepareCommit(t *testing.T, fail int) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o640)
+	if fail > 0 {
+		failSync(t, fail)
+	}
+	p, err := Prepare(path, 0o644, []byte("new"), []byte("\n"))
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	checkFile(t, path, "old\n", 0o640)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("after Prepare, the directory holds %q, want %q", got, want)
+	}
+	var q durable.Queue
+	if err := p.Commit(&q); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	checkFile(t, path, "new\n", 0o640)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("after Commit, the directory holds %q, want %q", got, want)
+	}
+	err = q.Wait()
+	switch {
+	case fail == 0 && err != nil:
+		t.Errorf("Wait: %v", err)
+	case fail > 0 && !errors.Is(err, errSync):
+		t.Errorf("sync %d failing: Wait = %v, want its failure", fail, err)
+	case fail > 0 && !strings.HasPrefix(err.Error(), "write "+path+": "):
+		t.Errorf("error %q does not name %s", err, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fi.Sys().(*syscall.Stat_t).Nlink; n != 1 {
+		t.Errorf("after Commit, %s has %d names, want 1", path, n)
+	}
+	p.Close()
+	checkFile(t, path, "new\n", 0o640)
+	if err := p.Commit(&q); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("a second Commit: %v, want fs.ErrClosed", err)
+	}
+}
+
+// TestPrepareClose: a content prepared and closed leaves no trace.
+func TestPrepareClose(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o644)
+	p, err := Prepare(path, 0o644, []byte("new\n"))
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	p.Close()
+	p.Close()
+	checkFile(t, path, "old\n", 0o644)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("the directory holds %q, want %q", got, want)
+	}
+	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Commit after Close: %v, want fs.ErrClosed", err)
+	}
+	checkFile(t, path, "old\n", 0o644)
+	// A failed sync of the content leaves nothing to commit.
+	failSync(t, 1)
+	if _, err := Prepare(path, 0o644, []byte("new\n")); !errors.Is(err, errSync) {
+		t.Errorf("Prepare with its sync failing: %v, want the failure", err)
+	}
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("the directory holds %q, want %q", got, want)
+	}
+}
+
+// TestPrepareSymlink: through a symlink, the file it points to gets the
+// content and the link stays; a link pointed elsewhere since Prepare
+// changes nothing.
+func TestPrepareSymlink(t *testing.T) {
+	dir := t.TempDir()
+	for _, sub := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeOld(t, filepath.Join(dir, sub, "prd.json"), sub+"\n", 0o600)
+	}
+	link := filepath.Join(dir, "prd.json")
+	if err := os.Symlink(filepath.Join("a", "prd.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(link, 0o644, []byte("new\n"))
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if err := p.Commit(nil); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: %v, %v", link, fi, err)
+	}
+	checkFile(t, filepath.Join(dir, "a", "prd.json"), "new\n", 0o600)
+
+	p, err = Prepare(link, 0o644, []byte("newer\n"))
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	defer p.Close()
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("b", "prd.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(nil); err == nil || !strings.Contains(err.Error(), "now a link to") {
+		t.Errorf("Commit through a link pointed elsewhere: %v, want an error", err)
+	}
+	checkFile(t, filepath.Join(dir, "a", "prd.json"), "new\n", 0o600)
+	checkFile(t, filepath.Join(dir, "b", "prd.json"), "b\n", 0o600)
+	for _, sub := range []string{"a", "b"} {
+		if got, want := dirNames(t, filepath.Join(dir, sub)), []string{"prd.json"}; !slices.Equal(got, want) {
+			t.Errorf("%s holds %q, want %q", sub, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
@@ -25,7 +26,37 @@ type Ledger struct {
 	path string
 	dir  *os.File // the file's directory, locked
 	f    *os.File
+	cov  *covered       // f's writes, and which of them are durable
 	q    *durable.Queue // where the syncs go; nil: done at once
+}
+
+// covered counts ralph's writes to a file and those a sync has made
+// durable. A sync covers every write made before it began, so the sync
+// queued for a record has nothing left to do when another one began after
+// that record was written: the sync of an iteration's entry, queued behind
+// prd.json's, usually covers the next iteration's started marker too.
+type covered struct {
+	writes atomic.Int64
+	synced atomic.Int64
+}
+
+// syncFile flushes a file to stable storage; a test counts the calls.
+var syncFile = (*os.File).Sync
+
+// sync makes the file's n-th write durable, with a sync of f unless one
+// has already.
+func (c *covered) sync(f *os.File, n int64) error {
+	if c.synced.Load() >= n {
+		return nil
+	}
+	upto := c.writes.Load()
+	if err := syncFile(f); err != nil {
+		return err
+	}
+	// The syncs of a file run one after another (see durable.Queue), so
+	// upto only grows.
+	c.synced.Store(upto)
+	return nil
 }
 
 // Open opens the file at path for appending, creating it empty (mode 0644) if
@@ -57,7 +88,7 @@ func Open(path string) (*Ledger, error) {
 		dir.Close()
 		return nil, err
 	}
-	return &Ledger{path: path, dir: dir, f: f}, nil
+	return &Ledger{path: path, dir: dir, f: f, cov: new(covered)}, nil
 }
 
 // lockPatience is how long Open tries again for a lock that is held.
@@ -155,7 +186,9 @@ func (l *Ledger) write(build func(last []byte, whole bool) []byte) error {
 	if _, err := l.f.Write(build(last, int64(len(last)) == st.Size())); err != nil {
 		return bare(err)
 	}
-	return bare(l.q.Do(l.f.Sync))
+	f, cov := l.f, l.cov
+	n := cov.writes.Add(1)
+	return bare(l.q.Do(func() error { return cov.sync(f, n) }))
 }
 
 // bare drops the operation and path of a *fs.PathError: the callers' own
@@ -198,7 +231,7 @@ func (l *Ledger) Follow() (restored bool, err error) {
 	// failed, the queue's next Wait says.
 	l.q.Wait()
 	l.f.Close()
-	l.f = f
+	l.f, l.cov = f, new(covered)
 	return restored, nil
 }
 

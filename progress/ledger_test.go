@@ -303,3 +303,59 @@ func TestLedgerQueuedSyncs(t *testing.T) {
 		t.Errorf("Close = %v, want the queue's failure", err)
 	}
 }
+
+// TestLedgerSyncsCovered: a sync covers every record written before it
+// began, so the sync queued for a record another sync has covered does not
+// run; one that failed covers nothing.
+func TestLedgerSyncsCovered(t *testing.T) {
+	boom := errors.New("boom")
+	calls, fail := 0, 0
+	orig := syncFile
+	syncFile = func(f *os.File) error {
+		calls++
+		if calls == fail {
+			return boom
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { syncFile = orig })
+	for _, failing := range []int{0, 1} {
+		calls, fail = 0, failing
+		l := openLedger(t, filepath.Join(t.TempDir(), "progress.txt"))
+		var q durable.Queue
+		l.QueueSyncs(&q)
+		// Both records are written while the queue is busy.
+		release := make(chan struct{})
+		q.Do(func() error { <-release; return nil })
+		m := Mark{Iteration: 1, StoryID: "US-001", Attempt: 1, Time: time.Unix(0, 0).UTC()}
+		if err := l.Begin(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Append(Entry{Iteration: 1, StoryID: "US-001", Attempt: 1, Time: m.Time, AgentExit: 0}); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		err := q.Wait()
+		want := 1
+		if failing > 0 {
+			want = 2
+			if !errors.Is(err, boom) {
+				t.Errorf("first sync failing: Wait = %v, want its failure", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if calls != want {
+			t.Errorf("first sync failing: %v: %d syncs for two records written before any, want %d", failing > 0, calls, want)
+		}
+		// A record written after the last sync began gets its own.
+		if err := l.Begin(Mark{Iteration: 2, StoryID: "US-001", Attempt: 2, Time: m.Time}); err != nil {
+			t.Fatal(err)
+		}
+		q.Wait()
+		if calls != want+1 {
+			t.Errorf("%d syncs after a third record, want %d", calls, want+1)
+		}
+		l.Close()
+	}
+}

@@ -13,8 +13,8 @@ import (
 )
 
 // Pending is a file's new content, written and synced ahead of time into
-// a file without a name, that nobody else can open: it takes the file's
-// place when committed, and is gone without a trace when closed instead.
+// a file without a name, which no path leads to: it takes the file's place
+// when committed, and is gone without a trace when closed instead.
 type Pending struct {
 	path, target string
 	f            *os.File // nil once committed or closed
@@ -47,8 +47,8 @@ func Prepare(path string, perm os.FileMode, text ...[]byte) (*Pending, error) {
 // Prepare ran (the same path, or a symlink to the same file); Commit
 // changes nothing otherwise. A Pending is committed once at most.
 func (p *Pending) Commit(q *durable.Queue) error {
-	if p == nil || p.f == nil {
-		return fmt.Errorf("write %s: %w", p.name(), fs.ErrClosed)
+	if p.f == nil {
+		return fmt.Errorf("write %s: %w", p.path, fs.ErrClosed)
 	}
 	target, _, err := resolve(p.path, 0)
 	if err == nil && target != p.target {
@@ -85,11 +85,4 @@ func (p *Pending) Close() {
 		p.f.Close()
 		p.f = nil
 	}
-}
-
-func (p *Pending) name() string {
-	if p == nil {
-		return "<nil>"
-	}
-	return p.path
 }

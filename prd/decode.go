@@ -276,10 +276,11 @@ func (m *memo) complete() bool {
 		}
 		fl.value = m.buf[sp.start:sp.end:sp.end]
 		h.fields = append(h.fields, fl)
-		// A member of the header is decoded on its own.
-		d := &decoder{text: newText(fl.value), name: "prd.json"}
-		decodeObject(d, h, []field{{key: fl.key, value: fl.value}}, fileKeys)
-		if len(d.errs) > 0 {
+		// A member of the header is decoded on its own. The text is
+		// Marshal's, valid, and may nest as deep as encoding/json allows.
+		d := &decoder{text: newText(fl.value), name: "prd.json", deep: true}
+		var seen uint64
+		if decodeMember(d, h, fl.key, 0, fileKeys, &seen) < 0 || len(d.errs) > 0 {
 			return false
 		}
 	}
@@ -289,10 +290,9 @@ func (m *memo) complete() bool {
 		if ms.orig != nil {
 			continue
 		}
-		d := &decoder{text: newText(ms.raw), name: "prd.json"}
+		d := &decoder{text: newText(ms.raw), name: "prd.json", deep: true}
 		o := new(Story)
-		decodeObject(d, o, d.fields(0, nil), storyKeys)
-		if len(d.errs) > 0 {
+		if object(d, o, 0, storyKeys, nil) < 0 || len(d.errs) > 0 {
 			return false
 		}
 		o.canonical = true
@@ -514,15 +514,6 @@ func object[T any](d *decoder, t *T, i int, keys []key[T], fs *[]field) int {
 		j, more = d.after(end, depth, '}')
 	}
 	return j
-}
-
-// decodeObject decodes the members fs of an object, walked from valid text,
-// that keys knows into t.
-func decodeObject[T any](d *decoder, t *T, fs []field, keys []key[T]) {
-	var seen uint64
-	for _, f := range fs {
-		decodeMember(d, t, f.key, f.off, keys, &seen)
-	}
 }
 
 // decodeMember decodes the value at data[v] of the member name into t, if

@@ -427,8 +427,7 @@ func TestParseSyntaxErrorUnwraps(t *testing.T) {
 func TestStoryDecodeKeepsNoSpare(t *testing.T) {
 	d := &decoder{text: newText([]byte(`{"id": "A", "title": "a", "acceptanceCriteria": ["x", "y"], "dependsOn": ["B"]}`)), name: "prd.json"}
 	var s Story
-	decodeObject(d, &s, d.fields(0, nil), storyKeys)
-	if len(d.errs) > 0 || len(s.AcceptanceCriteria) != 2 || len(s.DependsOn) != 1 {
+	if object(d, &s, 0, storyKeys, nil) < 0 || len(d.errs) > 0 || len(s.AcceptanceCriteria) != 2 || len(s.DependsOn) != 1 {
 		t.Fatalf("decoded %+v, errors %v", s, d.errs)
 	}
 	if len(d.slab) != 0 {

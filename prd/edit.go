@@ -52,7 +52,7 @@ func (f *File) AddStory(s Story) *Story {
 	// writes back, in this order.
 	d := &decoder{text: newText(b.Bytes()), name: "new story"}
 	ns := &Story{raw: d.data}
-	decodeObject(d, ns, d.fields(0, nil), storyKeys)
+	object(d, ns, 0, storyKeys, nil)
 	ns.orig = ns.clone()
 	f.Stories = append(f.Stories, ns)
 	return ns

@@ -315,3 +315,29 @@ func sameStory(t *testing.T, got, want *File, id string) {
 		t.Fatalf("Story(%q) is story %d, want %d", id, g, w)
 	}
 }
+
+// TestSaveRemembersDeep: a story saved changed is decoded again from its
+// text when next asked for, whatever its members nest: an answer holding
+// a value nested deeper than the decoder checks itself keeps its question
+// and answer, as a fresh parse of the file says.
+func TestSaveRemembersDeep(t *testing.T) {
+	deep := strings.Repeat("[", maxScanDepth+10) + strings.Repeat("]", maxScanDepth+10)
+	data := []byte(`{"userStories": [{"id": "A", "title": "a", "answers": [{"question": "q0", "answer": "a0", "x": ` + deep + `}]}]}`)
+	file, err := Parse(data, "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Stories[0].Attempts++
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := file.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Answer{{Question: "q0", Answer: "a0"}}
+	if a := got.Stories[0].Answers; !reflect.DeepEqual(a, want) {
+		t.Errorf("answers read back after a save: %+v, want %+v", a, want)
+	}
+}

@@ -836,20 +836,13 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		return it.problem(ctx, *res.Problem)
 	}
 
-	stamped := snap.files.stampProtected(o.Dir)
-	failed, ran := it.runChecks(ctx, g.prd.Story(story.ID), baseline)
-	if ran {
-		touched := stamped.touched(o.Dir)
-		judged, tampered, err := snap.guardAfter(context.WithoutCancel(ctx), o, it.ledger, g.prd, story.ID, byChecks)
-		if err != nil {
-			return it.unguarded(err)
-		}
-		tampered = append(tampered, putBackInTime(touched, tampered)...)
-		g.prd = judged
-		for _, t := range tampered {
-			o.warn("%s", t)
-		}
-		e.Tampered = append(e.Tampered, tampered...)
+	var failed []string
+	g.prd, err = it.guardChecks(ctx, snap, g.prd, func() (ran bool) {
+		failed, ran = it.runChecks(ctx, g.prd.Story(story.ID), baseline)
+		return ran
+	})
+	if err != nil {
+		return it.unguarded(err)
 	}
 	if ctx.Err() != nil {
 		return it.interrupted()
@@ -1435,6 +1428,32 @@ func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, te
 	return s, snapErr, nil
 }
 
+// guardChecks runs the checks (run, which reports whether any ran) and undoes what
+// they did, as the guard does after the agent: the three files and the
+// protected files are compared with s (see guardAfter), and a protected
+// file they changed and put back before they ended is told by its stamp
+// (see stamps). What was tampered with is warned of and goes into the
+// entry. It returns prd.json as the verdict is to read it: read, the file
+// as the iteration read it, when nothing changed it.
+func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File, run func() bool) (*prd.File, error) {
+	o := it.o
+	stamped := s.files.stampProtected(o.Dir)
+	if !run() {
+		return read, nil
+	}
+	touched := stamped.touched(o.Dir)
+	judged, tampered, err := s.guardAfter(context.WithoutCancel(ctx), o, it.ledger, read, it.entry.StoryID, byChecks)
+	if err != nil {
+		return nil, err
+	}
+	tampered = append(tampered, putBackInTime(touched, tampered)...)
+	for _, t := range tampered {
+		o.warn("%s", t)
+	}
+	it.entry.Tampered = append(it.entry.Tampered, tampered...)
+	return judged, nil
+}
+
 // takeBaseline runs the story's baseline checks before its first attempt
 // and records them in the entry. What the checks change of the three files
 // and the protected files is undone as after any checks (see guardAfter),
@@ -1454,16 +1473,14 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
 	}
 	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool { return c.Baseline })
-	results := checks.Run(ctx, cs, opts)
-	o.killOrphans(byChecks)
-	_, tampered, err := before.guardAfter(context.WithoutCancel(ctx), o, it.ledger, f, story.ID, byChecks)
-	if err != nil {
+	var results []checks.Result
+	if _, err := it.guardChecks(ctx, before, f, func() bool {
+		results = checks.Run(ctx, cs, opts)
+		o.killOrphans(byChecks)
+		return true
+	}); err != nil {
 		return nil, err
 	}
-	for _, t := range tampered {
-		o.warn("%s", t)
-	}
-	it.entry.Tampered = append(it.entry.Tampered, tampered...)
 	if ctx.Err() != nil {
 		// Cut short, it is no baseline: the iteration is dropped and the
 		// next loop takes it again (see resumeInFlight).

@@ -42,17 +42,22 @@ func lostReason(n int) string {
 // changed what ralph could not undo, lost (tampered lines): what, and what
 // to do. asked is the agent's own question, if it asked one.
 func lostQuestion(n int, storyID string, lost []string, asked string) string {
-	what := make([]string, len(lost))
-	for i, t := range lost {
-		what[i] = strings.TrimSuffix(t, ": "+lostEnd)
-	}
-	q := lostPrefix(n) + strings.Join(what, " · ") + ". " +
-		plural.Of(len(lost), "Put it back as it was", "Put them back as they were") +
-		", then run: ralph task answer " + storyID + ` "…" (until then the story cannot pass)`
+	what, putBack := lostWhat(lost)
+	q := lostPrefix(n) + what + ". " + putBack + ", then run: ralph task answer " + storyID + ` "…" (until then the story cannot pass)`
 	if asked != "" {
 		q += ". The agent asked too: " + asked
 	}
 	return q
+}
+
+// lostWhat says what of lost (tampered lines) a person is to put back,
+// each without the words that say ralph could not, and asks them to.
+func lostWhat(lost []string) (what, putBack string) {
+	ws := make([]string, len(lost))
+	for i, t := range lost {
+		ws[i] = strings.TrimSuffix(t, ": "+lostEnd)
+	}
+	return strings.Join(ws, " · "), plural.Of(len(lost), "Put it back as it was", "Put them back as they were")
 }
 
 // lostLines are the lines of tampered that tell of changes the guard could
@@ -143,6 +148,6 @@ func (it *iteration) setAside() error {
 // commit) could not be undone, lost: no story is set aside for it, but
 // the loop does not carry on, nor end as if all were well.
 func lostToGit(lost []string) error {
-	return stopf(NeedsHuman, "ralph could not undo what a program git ran changed: %s. Put %s as %s, and run `ralph loop` again",
-		strings.Join(lost, " · "), plural.Of(len(lost), "it back", "them back"), plural.Of(len(lost), "it was", "they were"))
+	what, putBack := lostWhat(lost)
+	return stopf(NeedsHuman, "ralph could not undo what a program git ran changed: %s. %s, and run `ralph loop` again", what, putBack)
 }

@@ -549,11 +549,12 @@ func judgedOnly(was, now prd.Status) bool {
 		was.Passes && !now.Passes && !reset
 }
 
-// guardProgress removes what the agent appended to progress.txt: the ledger
-// is ralph's alone. A change anywhere else may be a person editing the head,
-// so it is only reported. A file too large to have been copied that the
-// agent removed is put back from the one the ledger holds open. It returns
-// a line for each change undone.
+// guardProgress undoes what the agent did to progress.txt, kept whole (see
+// guardLedger): the ledger is ralph's alone. Past maxLedgerCopy, only an
+// append is removed, and a file the agent removed put back from the one
+// the ledger holds open; a change anywhere else may be a person editing
+// the head, and is only warned of. It returns a line for each change
+// undone.
 func (s snapshot) guardProgress(o *Options, ledger *progress.Ledger, who string) ([]string, error) {
 	if s.progress != nil {
 		return s.guardLedger(o, who)

@@ -18,8 +18,9 @@ type stamp struct {
 	changed, modified int64
 }
 
-// stampOf is the stamp of the file at path; ok is false when there is none
-// (or the system keeps no such time).
+// stampOf is the stamp of the file at path; ok is false when there is none.
+// Its change time is 0 where ralph does not know the field (see
+// changeTime).
 func stampOf(path string) (s stamp, ok bool) {
 	info, err := os.Lstat(path)
 	if err != nil {

@@ -94,8 +94,23 @@ func (st fileState) unchanged(path string) bool {
 	if st.mode&fs.ModeSymlink != 0 {
 		return true
 	}
-	data, err := readbuf.ReadFile(nil, path)
-	return err == nil && sha256.Sum256(data) == st.sum
+	sum, _, err := sumFile(path)
+	return err == nil && sum == st.sum
+}
+
+// sumFile returns the sha256 of the file at path, read in chunks (a
+// protected file may be larger than what ralph keeps in memory), and its
+// size.
+func sumFile(path string) (sum [32]byte, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err = io.Copy(h, f)
+	h.Sum(sum[:0])
+	return sum, size, err
 }
 
 // fileSnapshot is the guarded files before the agent ran.
@@ -204,7 +219,15 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 		if st.mode&fs.ModeSymlink != 0 {
 			return placeOf(path)
 		}
-		if !sum && kept+int(f.info.Size()) > maxKept {
+		if kept+int(f.info.Size()) > maxKept {
+			if sum {
+				// Not kept: summed as it is read.
+				var err error
+				if st.sum, _, err = sumFile(path); err != nil {
+					return fileState{}, false // gone meanwhile, or not a file
+				}
+				st.summed = true
+			}
 			return st, true
 		}
 		data, err := readbuf.ReadFile(nil, path)
@@ -413,14 +436,8 @@ func (s fileSnapshot) stands(o *Options, name string) {
 		return
 	}
 	if now.mode.IsRegular() {
-		if f, err := os.Open(path); err == nil {
-			// Streamed: the file is past what ralph keeps in memory.
-			h := sha256.New()
-			if n, err := io.Copy(h, f); err == nil {
-				copy(now.sum[:], h.Sum(nil))
-				now.summed, now.size = true, n
-			}
-			f.Close()
+		if sum, size, err := sumFile(path); err == nil {
+			now.sum, now.summed, now.size = sum, true, size
 		}
 	}
 	s.protected[name] = now

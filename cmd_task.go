@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -174,6 +175,9 @@ func taskListCommand() *cli.Command {
 func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		id, arg, err := storyArgs(c, text)
+		if errors.Is(err, errHelp) {
+			return showHelp(c)
+		}
 		if err != nil {
 			return err
 		}
@@ -185,8 +189,15 @@ func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error
 	}
 }
 
+// errHelp is storyArgs' answer to a help flag among the arguments.
+var errHelp = errors.New("help asked for")
+
 // storyArgs returns the arguments of a task command that takes a story id
 // and, when text names it, one more argument, which must not be blank.
+// Flags end at the first argument, so one that comes after the id is an
+// argument here: a help flag asks for the command's help (errHelp), and
+// any other that begins with "-" is refused, not saved as the text; "--"
+// makes what follows it arguments whatever they begin with.
 func storyArgs(c *cli.Context, text string) (id, arg string, err error) {
 	name := "task " + c.Command.Name
 	want, usage, hint := 1, "1 argument (ID)", ""
@@ -194,6 +205,22 @@ func storyArgs(c *cli.Context, text string) (id, arg string, err error) {
 		want, usage, hint = 2, `2 arguments (ID "`+text+`")`, "; quote text with spaces"
 	}
 	args := c.Args().Slice()
+	flags := args
+	if i := slices.Index(args, "--"); i >= 0 {
+		flags = args[:i]
+		args = slices.Delete(slices.Clone(args), i, i+1)
+	}
+	for _, a := range flags {
+		switch {
+		case a == "-h" || a == "-help" || a == "--help":
+			return "", "", errHelp
+		case len(a) > 1 && a[0] == '-':
+			if text == "" {
+				return "", "", usageErrorf("%s: unknown option %q", name, a)
+			}
+			return "", "", usageErrorf("%s: unknown option %q (after --, the %s may begin with \"-\": ralph %s ID -- %q)", name, a, text, name, a)
+		}
+	}
 	if len(args) != want {
 		return "", "", usageErrorf("%s: want %s, got %d%s", name, usage, len(args), hint)
 	}

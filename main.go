@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -210,22 +211,41 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
-			// `ralph help [command]` is `ralph [command] --help`, with no
-			// help command in the list.
+			// `ralph help [command [subcommand]]` is `ralph [command
+			// [subcommand]] --help`, with no help command in the list.
 			args := c.Args().Slice()
 			switch {
 			case len(args) == 0 || len(args) == 1 && args[0] == "help":
 				return cli.ShowAppHelp(c)
 			case args[0] != "help":
 				return usageErrorf("unknown command %q (run `ralph --help` for the list)", args[0])
-			case len(args) > 2:
-				return usageErrorf("help: unexpected argument %q", args[2])
-			case c.App.Command(args[1]) == nil:
+			}
+			cmd := c.App.Command(args[1])
+			if cmd == nil {
 				return usageErrorf("unknown command %q (run `ralph --help` for the list)", args[1])
 			}
-			return cli.ShowCommandHelp(c, args[1])
+			for _, name := range args[2:] {
+				i := slices.IndexFunc(cmd.Subcommands, func(sub *cli.Command) bool { return sub.HasName(name) })
+				if i < 0 {
+					return usageErrorf("help: unexpected argument %q", name)
+				}
+				cmd = cmd.Subcommands[i]
+			}
+			// Every argument names a command: run them with --help.
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, args[1:]...), "--help"))
 		},
 	}
+}
+
+// showHelp prints the help of c's command, one without subcommands of its
+// own, as its --help does.
+func showHelp(c *cli.Context) error {
+	templ := c.Command.CustomHelpTemplate
+	if templ == "" {
+		templ = cli.CommandHelpTemplate
+	}
+	cli.HelpPrinter(c.App.Writer, templ, c.Command)
+	return nil
 }
 
 func onUsageError(_ *cli.Context, err error, _ bool) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/readbuf"
+	"github.com/ralph-harness/ralph/internal/textpos"
 	"github.com/ralph-harness/ralph/loop"
 )
 
@@ -74,7 +75,9 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return loop.Config{}, fmt.Errorf("%s:%d:%d: %s", name, perr.Position.Line, perr.Position.Col, perr.Message)
+			// Placed from the error's offset: the parser's own line and
+			// column can name the next line, or another column.
+			return loop.Config{}, fmt.Errorf("%s: %s", textpos.At(name, data, perr.Position.Start), perr.Message)
 		}
 		return loop.Config{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ralph-harness/ralph/internal/textpos"
 )
 
 // key is a member of a JSON object that this package knows: how to decode it
@@ -333,7 +335,7 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 	f, ok := d.file()
 	if !ok && strings.HasPrefix(src, "\ufeff") {
 		// As Windows editors write it; JSON leaves it out.
-		return nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", at(name, data, 0))
+		return nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", textpos.At(name, data, 0))
 	}
 	if !ok {
 		// encoding/json has the last word on text the decoder turns down,
@@ -343,7 +345,7 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		if err := json.Unmarshal(data, &raw); err != nil {
 			var serr *json.SyntaxError
 			if errors.As(err, &serr) {
-				return nil, fmt.Errorf("%s: %w", at(name, data, syntaxOffset(data, serr)), serr)
+				return nil, fmt.Errorf("%s: %w", textpos.At(name, data, syntaxOffset(data, serr)), serr)
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -455,7 +457,7 @@ func (d *decoder) errorf(off int, format string, args ...any) {
 	if path := d.pathString(); path != "" {
 		msg = path + ": " + msg
 	}
-	d.errs = append(d.errs, fmt.Errorf("%s: %s", at(d.name, d.data, off), msg))
+	d.errs = append(d.errs, fmt.Errorf("%s: %s", textpos.At(d.name, d.data, off), msg))
 }
 
 // file decodes the whole text. ok is false when its syntax is bad, or it

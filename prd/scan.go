@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -156,22 +155,6 @@ func kind(v []byte) string {
 		return "null"
 	}
 	return "number"
-}
-
-// at prefixes a message with name:line:col for the byte at offset off of data.
-// It is the one place that turns offsets into positions: lines and columns
-// count from 1, and columns count characters, as editors show them.
-func at(name string, data []byte, off int) string {
-	off = min(max(off, 0), len(data))
-	line, col := 1, 1
-	for _, r := range string(data[:off]) {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("%s:%d:%d", name, line, col)
 }
 
 // syntaxOffset returns the offset of the byte that a *json.SyntaxError blames:

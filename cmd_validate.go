@@ -22,7 +22,8 @@ func validateCommand() *cli.Command {
 			cfg, harnessErr := loadHarness(dir)
 			v, err := loop.Validate(loop.Options{Dir: dir, Config: cfg})
 			if harnessErr != nil {
-				return &usageError{err: errors.Join(harnessErr, err)}
+				// loadHarness says which is bad input.
+				return errors.Join(harnessErr, err)
 			}
 			for _, w := range v.Warnings {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)

@@ -104,10 +104,9 @@ func Validate(o Options) (Validation, error) {
 			v.Warnings = append(v.Warnings, note)
 		}
 	}
-	if len(errs) > 0 {
-		return v, &InputError{Err: errors.Join(errs...)}
-	}
-	return v, nil
+	// Each error says what it is: bad input (exit 2) or a file that could
+	// not be read (exit 1), as for the commands that read the files.
+	return v, errors.Join(errs...)
 }
 
 // openIteration says what becomes of iteration m, which has a marker and no

@@ -655,7 +655,7 @@ func lastTotals(path string) (progress.Totals, error) {
 	if err != nil || len(entries) == 0 {
 		return progress.Totals{}, err
 	}
-	return entries[0].Totals, nil
+	return entries[0].RunTotals(), nil
 }
 
 // iteration is one turn of the loop, from prompt to ledger entry.

@@ -89,8 +89,7 @@ func Status(o Options) (StatusReport, error) {
 		return StatusReport{}, err
 	}
 	if newest != nil {
-		t := newest.Entry().Totals
-		r.Totals = totalsOf(t)
+		r.Totals = totalsOf(newest.Entry().RunTotals())
 	}
 	r.Stories = make([]StoryReport, 0, len(f.Stories))
 	for _, s := range f.Stories {

@@ -93,6 +93,15 @@ const (
 	contPrefix  = "  |"
 )
 
+// RunTotals returns the run's totals as of e: its Totals, counting at
+// least the iterations up to e's own number, so that iteration numbers
+// only grow even after a hand edit took away or damaged its totals line.
+func (e Entry) RunTotals() Totals {
+	t := e.Totals
+	t.Iterations = max(t.Iterations, e.Iteration)
+	return t
+}
+
 // Header returns the start marker of e without its "===" decorations, for
 // example "iteration 3 · US-002 · retry".
 func (e Entry) Header() string {

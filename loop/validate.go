@@ -48,9 +48,7 @@ func Validate(o Options) (Validation, error) {
 	if err := o.committer(context.Background()); err != nil {
 		errs = append(errs, err)
 	}
-	if w := o.costUnreported(); w != "" {
-		v.Warnings = append(v.Warnings, w)
-	}
+	v.Warnings = append(v.Warnings, o.unreported()...)
 	if w := o.relativePath(); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}
@@ -168,16 +166,22 @@ func (w *conflictWatch) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// costUnreported warns of a loop.max_cost_usd that can never stop the run:
-// the agent's output says no cost. "" when it may.
-func (o *Options) costUnreported() string {
-	why := o.Config.Agent.NoCost
-	if o.Config.Limits.MaxCostUSD <= 0 || why == "" {
-		return ""
+// unreported warns of the limits that can never stop the run, as the
+// agent's output says nothing of what they count: loop.max_cost_usd when
+// it says no cost, loop.max_tokens when it says no tokens either.
+func (o *Options) unreported() []string {
+	a, l := o.Config.Agent, o.Config.Limits
+	tokens := a.Format.ReportsTokens()
+	var ws []string
+	if l.MaxCostUSD > 0 && a.NoCost != "" {
+		bound := "loop.max_tokens or loop.max_iterations"
+		if !tokens {
+			bound = "loop.max_iterations or loop.max_duration"
+		}
+		ws = append(ws, fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with %s", HarnessFile, l.MaxCostUSD, a.NoCost, bound))
 	}
-	bound := "loop.max_tokens or loop.max_iterations"
-	if !o.Config.Agent.Format.ReportsTokens() {
-		bound = "loop.max_iterations or loop.max_duration"
+	if l.MaxTokens > 0 && !tokens {
+		ws = append(ws, fmt.Sprintf("%s: loop.max_tokens = %d never stops the run: the agent's output, plain text, says no tokens; bound it with loop.max_iterations or loop.max_duration", HarnessFile, l.MaxTokens))
 	}
-	return fmt.Sprintf("%s: loop.max_cost_usd = %g never stops the run: %s; bound it with %s", HarnessFile, o.Config.Limits.MaxCostUSD, why, bound)
+	return ws
 }

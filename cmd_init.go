@@ -20,14 +20,18 @@ func initCommand() *cli.Command {
 		Name:  "init",
 		Usage: "write a commented harness.toml, an example prd.json and a progress.txt; never overwrites",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "preset", Value: "claude", Usage: "the agent preset to write into harness.toml"},
+			&cli.StringFlag{Name: "preset", Value: "claude", Usage: "the agent preset to write into harness.toml: " + strings.Join(agent.PresetNames(), ", ")},
 		},
 		OnUsageError: onUsageError,
 		Action: inDir(func(c *cli.Context, dir string) error {
+			preset := c.String("preset")
+			if _, ok := agent.LookupPreset(preset); !ok {
+				return usageErrorf("--preset %q: unknown preset (known: %s)", preset, strings.Join(agent.PresetNames(), ", "))
+			}
 			detected := guessChecks(dir)
-			harness := harnessTemplate(c.String("preset"), detected)
+			harness := harnessTemplate(preset, detected)
 			if _, err := parseHarness([]byte(harness), harnessFile); err != nil {
-				return &usageError{err: fmt.Errorf("--preset %s: %w", c.String("preset"), err)}
+				return &usageError{err: fmt.Errorf("--preset %s: %w", preset, err)}
 			}
 			files := []struct{ name, text, note string }{
 				{harnessFile, harness, checksNote(detected)},

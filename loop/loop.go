@@ -414,10 +414,10 @@ func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
 // preview changes f, in memory only, as the next `ralph loop` will before
 // it picks a story, and returns the run's totals as that loop will start
 // with them: the commands that show what the loop would do (next, prompt,
-// status) see what it will see. A story marked passing in an iteration a
-// stopped ralph left open loses the pass (see resumeInFlight), the
-// iteration counts, and the stories that may run but have no attempts
-// left fail (see failSpentIn).
+// status) see what it will see. A story judged in an iteration a stopped
+// ralph left open loses the verdict (see resumeInFlight), the iteration
+// counts, and the stories that may run but have no attempts left fail
+// (see failSpentIn).
 func (o *Options) preview(f *prd.File) (progress.Totals, error) {
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
@@ -426,8 +426,8 @@ func (o *Options) preview(f *prd.File) (progress.Totals, error) {
 	m, err := progress.InFlight(o.path(ProgressFile))
 	if err == nil && m != nil {
 		if held, err := progress.Held(o.path(ProgressFile)); err == nil && !held {
-			if s := f.Story(m.StoryID); s != nil && s.Passes {
-				unpass(s, m)
+			if s := f.Story(m.StoryID); s != nil {
+				undoVerdict(s, m)
 			}
 		}
 		// Recorded, it takes its number; dropped, the next takes it.

@@ -147,8 +147,13 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	// kill ralph before its guard looks: a story passing with no entry to
 	// say why is not believed, whoever marked it. Undone, the pass leaves
 	// an interrupted iteration, which counts no attempt: a story on its
-	// last attempt would otherwise fail without another run. (ralph killed
-	// between its save and its entry costs the story that run again.)
+	// last attempt would otherwise fail without another run. A verdict of
+	// retry or failed is undone too: the entry that would have held its
+	// checks never came, and the ledger's interrupted entry, which counts
+	// no attempt, must not sit beside a prd.json that counts one (nor a
+	// story failed with no entry to say why). (ralph killed between its
+	// save and its entry costs the story that run again.)
+	undid := false
 	err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		s := f.Story(m.StoryID)
 		if s == nil {
@@ -164,15 +169,24 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 			case s.Attempts >= m.Attempt:
 				what = "was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote"
 			}
-			unpass(s, m)
+			undoVerdict(s, m)
 			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s %s", PRDFile, m.StoryID, what))
+			undid = true
 			return nil
 		case s.Attempts >= m.Attempt:
-			e.AgentNote = "ralph stopped after saving the verdict in " + PRDFile + " and before recording it here; recorded by the next ralph loop"
+			verdict := Retry
+			if s.Failed != "" {
+				verdict = Failed + ": " + s.Failed
+			}
+			undoVerdict(s, m)
+			e.AgentNote = fmt.Sprintf("ralph stopped after saving the verdict (%s) in %s and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt", verdict, PRDFile)
+			o.warn("%s: %s was judged (%s) as ralph stopped, and no entry followed: ralph undid the verdict, and the story runs attempt %d again", PRDFile, m.StoryID, verdict, m.Attempt)
+			undid = true
+			return nil
 		}
 		return prd.ErrUnchanged
 	})
-	if err != nil && len(e.Tampered) > 0 {
+	if err != nil && undid {
 		return err // the undo could not be saved
 	}
 	// A file that cannot be read is the loop's start's to report.
@@ -198,11 +212,17 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	return nil
 }
 
-// unpass undoes the pass of s, the story of the iteration m that a stopped
-// ralph left open: its attempt is not counted, as an interrupted
-// iteration's is not.
-func unpass(s *prd.Story, m *progress.Mark) {
-	s.Passes, s.Attempts = false, min(s.Attempts, m.Attempt-1)
+// undoVerdict undoes in s, the story of the iteration m that a stopped
+// ralph left open, what a verdict may have saved: a pass, the attempt it
+// counted, the failure it gave. An interrupted iteration counts no
+// attempt, and the story, picked to run, was neither passing nor failed.
+// It reports whether there was anything to undo.
+func undoVerdict(s *prd.Story, m *progress.Mark) bool {
+	if !s.Passes && s.Attempts < m.Attempt {
+		return false
+	}
+	s.Passes, s.Attempts, s.Failed = false, min(s.Attempts, m.Attempt-1), ""
+	return true
 }
 
 // indexLockWait bounds how long recover waits for a git that holds

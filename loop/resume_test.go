@@ -11,18 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 )
 
 var resumeTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // resumeDir makes a work directory whose progress.txt holds entries and
-// then what a killed ralph left (tail), and prd.json with one story.
-func resumeDir(t *testing.T, attempts int, entries []progress.Entry, tail string) string {
+// then what a killed ralph left (tail), and prd.json with one story, with
+// its attempts and, if not "", its failure.
+func resumeDir(t *testing.T, attempts int, failed string, entries []progress.Entry, tail string) string {
 	t.Helper()
 	dir := t.TempDir()
+	failure := ""
+	if failed != "" {
+		failure = `, "failed": ` + strconv.Quote(failed)
+	}
 	prdJSON := `{"userStories": [{"id": "US-1", "title": "First", "priority": 1, "passes": false, "attempts": ` +
-		strconv.Itoa(attempts) + `}]}` + "\n"
+		strconv.Itoa(attempts) + failure + `}]}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, PRDFile), []byte(prdJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -63,23 +69,31 @@ func TestResumeInFlight(t *testing.T) {
 		Totals: progress.Totals{Iterations: 5, Tokens: 900, CostUSD: 1.25, Elapsed: time.Minute}}
 	tests := []struct {
 		name     string
-		attempts int // of the story in prd.json
+		attempts int    // of the story in prd.json
+		failed   string // the story's failure in prd.json
 		tail     string
 		want     *progress.Entry
 	}{
-		{"marker", 2, "\n" + mark, &want},
-		{"marker and a torn entry", 2, "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\ntime: 2026", &want},
-		{"verdict saved", 3, "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\n", func() *progress.Entry {
+		{"marker", 2, "", "\n" + mark, &want},
+		{"marker and a torn entry", 2, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\ntime: 2026", &want},
+		// A verdict saved and no entry: undone, as the interrupted entry
+		// counts no attempt.
+		{"retry saved", 3, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\n", func() *progress.Entry {
 			e := want
-			e.AgentNote = "ralph stopped after saving the verdict in prd.json and before recording it here; recorded by the next ralph loop"
+			e.AgentNote = "ralph stopped after saving the verdict (retry) in prd.json and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt"
 			return &e
 		}()},
-		{"nothing in flight", 2, "", nil},
-		{"torn marker", 2, "\n" + mark[:20], nil},
+		{"failure saved", 3, "check t failed; no attempts left", "\n" + mark, func() *progress.Entry {
+			e := want
+			e.AgentNote = "ralph stopped after saving the verdict (failed: check t failed; no attempts left) in prd.json and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt"
+			return &e
+		}()},
+		{"nothing in flight", 2, "", "", nil},
+		{"torn marker", 2, "", "\n" + mark[:20], nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := resumeDir(t, tt.attempts, []progress.Entry{done}, tt.tail)
+			dir := resumeDir(t, tt.attempts, tt.failed, []progress.Entry{done}, tt.tail)
 			before, err := os.ReadFile(filepath.Join(dir, ProgressFile))
 			if err != nil {
 				t.Fatal(err)
@@ -104,6 +118,15 @@ func TestResumeInFlight(t *testing.T) {
 			}
 			if len(tail) != 1 || !reflect.DeepEqual(tail[0], *tt.want) {
 				t.Errorf("last entry:\n%#v\nwant:\n%#v", tail, *tt.want)
+			}
+			// The story is as it was before the iteration: 2 attempts,
+			// not failed.
+			f, err := prd.Read(filepath.Join(dir, PRDFile), PRDFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := f.Story("US-1"); s.Attempts != 2 || s.Failed != "" || s.Passes {
+				t.Errorf("US-1 after recover: %d attempts, failed %q, passes %v; want 2, \"\", false", s.Attempts, s.Failed, s.Passes)
 			}
 			if !strings.Contains(warnings, "iteration 5 (US-1) was cut short") {
 				t.Errorf("warnings %q do not say what was recorded", warnings)

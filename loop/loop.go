@@ -1589,6 +1589,9 @@ func (it *iteration) interrupted() error {
 // otherwise every commit of the run would fail. What git's programs (a
 // filter the repository names, say) left running is killed after it.
 func (o *Options) commit(stop context.Context, pathspec, msg string) (string, error) {
+	if proc.Killed() {
+		return "", errCommitSkipped
+	}
 	defer o.killOrphans("git")
 	ctx := context.WithoutCancel(stop)
 	stopping := stop.Err() != nil
@@ -1606,8 +1609,12 @@ func (o *Options) commit(stop context.Context, pathspec, msg string) (string, er
 	return id, err
 }
 
-// errCommitKilled is a commit that a second signal stopped.
-var errCommitKilled = errors.New("git was stopped by the second signal")
+// errCommitKilled is a commit that a second signal stopped, and
+// errCommitSkipped one that it came before.
+var (
+	errCommitKilled  = errors.New("git was stopped by the second signal")
+	errCommitSkipped = errors.New("not made: the second signal came before it")
+)
 
 // maxSubject is how long an iteration's commit's subject line may be.
 const maxSubject = 100

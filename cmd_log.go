@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,7 +80,11 @@ last 10 entries; -n 0 shows only new ones.`,
 			}
 			if !c.Bool("follow") {
 				if printed == 0 && n != 0 && !c.Bool("json") {
-					fmt.Fprintf(c.App.ErrWriter, "ralph: no iterations in %s yet\n", progressFile)
+					note := "no iterations in " + progressFile + " yet"
+					if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+						note = "no " + progressFile + " in " + dir + " yet: `ralph loop` creates it"
+					}
+					fmt.Fprintf(c.App.ErrWriter, "ralph: %s\n", note)
 				}
 				return nil
 			}

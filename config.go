@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -72,12 +73,14 @@ func loadHarness(dir string) (loop.Config, error) {
 // is what could be read, for a caller that looks for more problems.
 func parseHarness(data []byte, name string) (loop.Config, error) {
 	var raw map[string]any
-	if _, err := toml.Decode(string(data), &raw); err != nil {
+	// The parser skips a byte order mark, and counts its offsets after it.
+	text := bytes.TrimPrefix(data, []byte("\ufeff"))
+	if _, err := toml.Decode(string(text), &raw); err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
 			// Placed from the error's offset: the parser's own line and
 			// column can name the next line, or another column.
-			return loop.Config{}, fmt.Errorf("%s: %s", textpos.At(name, data, perr.Position.Start), perr.Message)
+			return loop.Config{}, fmt.Errorf("%s: %s", textpos.At(name, text, perr.Position.Start), perr.Message)
 		}
 		return loop.Config{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -154,40 +154,47 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	// story failed with no entry to say why). (ralph killed between its
 	// save and its entry costs the story that run again.)
 	undid := false
+	var undone string // the warning of a verdict undone, once it is saved
 	err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		s := f.Story(m.StoryID)
 		if s == nil {
 			return prd.ErrUnchanged
 		}
 		e.StoryTitle = s.Title
+		passed, counted := s.Passes, s.Attempts >= m.Attempt
+		verdict, next := Retry, fmt.Sprintf("the story runs attempt %d again", m.Attempt)
 		switch {
-		case s.Passes:
+		case s.Failed != "":
+			verdict = Failed + ": " + s.Failed
+		case s.Blocked != "":
+			// Set aside after its verdict (see setAside), or by a
+			// person since: the question stays.
+			verdict, next = Blocked+": "+s.Blocked, "the story stays blocked until its question is answered"
+		}
+		if !undoVerdict(s, m) {
+			return prd.ErrUnchanged
+		}
+		undid = true
+		if passed {
 			what := "was marked passing during the iteration, with no verdict; ralph undid that"
 			switch {
 			case !m.Recorded():
 				what = "was marked passing during its baseline checks; ralph undid that"
-			case s.Attempts >= m.Attempt:
+			case counted:
 				what = "was marked passing with this attempt counted, and no entry followed; ralph undid that, as it cannot tell its own verdict, saved as it stopped, from one the agent wrote"
 			}
-			undoVerdict(s, m)
 			e.Tampered = append(e.Tampered, fmt.Sprintf("%s: %s %s", PRDFile, m.StoryID, what))
-			undid = true
-			return nil
-		case s.Attempts >= m.Attempt:
-			verdict := Retry
-			if s.Failed != "" {
-				verdict = Failed + ": " + s.Failed
-			}
-			undoVerdict(s, m)
-			e.AgentNote = fmt.Sprintf("ralph stopped after saving the verdict (%s) in %s and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt", verdict, PRDFile)
-			o.warn("%s: %s was judged (%s) as ralph stopped, and no entry followed: ralph undid the verdict, and the story runs attempt %d again", PRDFile, m.StoryID, verdict, m.Attempt)
-			undid = true
 			return nil
 		}
-		return prd.ErrUnchanged
+		e.AgentNote = fmt.Sprintf("ralph stopped after saving the verdict (%s) in %s and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt", verdict, PRDFile)
+		undone = fmt.Sprintf("%s: %s was judged (%s) as ralph stopped, and no entry followed: ralph undid the verdict, and %s", PRDFile, m.StoryID, verdict, next)
+		return nil
 	})
 	if err != nil && undid {
 		return err // the undo could not be saved
+	}
+	if undone != "" {
+		o.warn("%s", undone)
 	}
 	// A file that cannot be read is the loop's start's to report.
 	for _, t := range e.Tampered {
@@ -218,10 +225,12 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 // attempt, and the story, picked to run, was neither passing nor failed.
 // It reports whether there was anything to undo.
 func undoVerdict(s *prd.Story, m *progress.Mark) bool {
-	if !s.Passes && s.Attempts < m.Attempt {
+	// A marker of no attempt (a hand edit: ralph numbers them from 1)
+	// vouches for no count of them.
+	if !s.Passes && (m.Attempt < 1 || s.Attempts < m.Attempt) {
 		return false
 	}
-	s.Passes, s.Attempts, s.Failed = false, min(s.Attempts, m.Attempt-1), ""
+	s.Passes, s.Attempts, s.Failed = false, max(0, min(s.Attempts, m.Attempt-1)), ""
 	return true
 }
 

@@ -19,16 +19,12 @@ var resumeTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // resumeDir makes a work directory whose progress.txt holds entries and
 // then what a killed ralph left (tail), and prd.json with one story, with
-// its attempts and, if not "", its failure.
-func resumeDir(t *testing.T, attempts int, failed string, entries []progress.Entry, tail string) string {
+// its attempts and the members of extra (`, "failed": "…"`, say).
+func resumeDir(t *testing.T, attempts int, extra string, entries []progress.Entry, tail string) string {
 	t.Helper()
 	dir := t.TempDir()
-	failure := ""
-	if failed != "" {
-		failure = `, "failed": ` + strconv.Quote(failed)
-	}
 	prdJSON := `{"userStories": [{"id": "US-1", "title": "First", "priority": 1, "passes": false, "attempts": ` +
-		strconv.Itoa(attempts) + failure + `}]}` + "\n"
+		strconv.Itoa(attempts) + extra + `}]}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, PRDFile), []byte(prdJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -67,33 +63,39 @@ func TestResumeInFlight(t *testing.T) {
 	want := progress.Entry{Iteration: 5, Time: resumeTime, StoryID: "US-1", StoryTitle: "First", Outcome: Interrupted, Attempt: 3,
 		AgentExit: -1, AgentNote: "ralph stopped before the iteration ended; recorded by the next ralph loop",
 		Totals: progress.Totals{Iterations: 5, Tokens: 900, CostUSD: 1.25, Elapsed: time.Minute}}
+	note := func(verdict string) *progress.Entry {
+		e := want
+		e.AgentNote = "ralph stopped after saving the verdict (" + verdict + ") in prd.json and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt"
+		return &e
+	}
 	tests := []struct {
 		name     string
 		attempts int    // of the story in prd.json
-		failed   string // the story's failure in prd.json
+		extra    string // the story's other members in prd.json
 		tail     string
 		want     *progress.Entry
+		blocked  string // the story's question after recover
 	}{
-		{"marker", 2, "", "\n" + mark, &want},
-		{"marker and a torn entry", 2, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\ntime: 2026", &want},
+		{"marker", 2, "", "\n" + mark, &want, ""},
+		{"marker and a torn entry", 2, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\ntime: 2026", &want, ""},
 		// A verdict saved and no entry: undone, as the interrupted entry
-		// counts no attempt.
-		{"retry saved", 3, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\n", func() *progress.Entry {
+		// counts no attempt. A story set aside keeps its question.
+		{"retry saved", 3, "", "\n" + mark + "=== ralph iteration 5 · US-1 · retry ===\n", note("retry"), ""},
+		{"failure saved", 3, `, "failed": "check t failed; no attempts left"`, "\n" + mark,
+			note("failed: check t failed; no attempts left"), ""},
+		{"set aside", 3, `, "blocked": "Which bank?"`, "\n" + mark, note("blocked: Which bank?"), "Which bank?"},
+		// A marker of attempt 0 (ralph writes none) vouches for no count.
+		{"attempt 0", 2, "", "\n" + strings.Replace(mark, "attempt 3", "attempt 0", 1), func() *progress.Entry {
 			e := want
-			e.AgentNote = "ralph stopped after saving the verdict (retry) in prd.json and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt"
+			e.Attempt = 0
 			return &e
-		}()},
-		{"failure saved", 3, "check t failed; no attempts left", "\n" + mark, func() *progress.Entry {
-			e := want
-			e.AgentNote = "ralph stopped after saving the verdict (failed: check t failed; no attempts left) in prd.json and before recording it here; the next ralph loop undid it, as an interrupted iteration counts no attempt"
-			return &e
-		}()},
-		{"nothing in flight", 2, "", "", nil},
-		{"torn marker", 2, "", "\n" + mark[:20], nil},
+		}(), ""},
+		{"nothing in flight", 2, "", "", nil, ""},
+		{"torn marker", 2, "", "\n" + mark[:20], nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := resumeDir(t, tt.attempts, tt.failed, []progress.Entry{done}, tt.tail)
+			dir := resumeDir(t, tt.attempts, tt.extra, []progress.Entry{done}, tt.tail)
 			before, err := os.ReadFile(filepath.Join(dir, ProgressFile))
 			if err != nil {
 				t.Fatal(err)
@@ -120,13 +122,14 @@ func TestResumeInFlight(t *testing.T) {
 				t.Errorf("last entry:\n%#v\nwant:\n%#v", tail, *tt.want)
 			}
 			// The story is as it was before the iteration: 2 attempts,
-			// not failed.
+			// not failed, and blocked only if set aside.
 			f, err := prd.Read(filepath.Join(dir, PRDFile), PRDFile)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := f.Story("US-1"); s.Attempts != 2 || s.Failed != "" || s.Passes {
-				t.Errorf("US-1 after recover: %d attempts, failed %q, passes %v; want 2, \"\", false", s.Attempts, s.Failed, s.Passes)
+			if s := f.Story("US-1"); s.Attempts != 2 || s.Failed != "" || s.Passes || s.Blocked != tt.blocked {
+				t.Errorf("US-1 after recover: %d attempts, failed %q, passes %v, blocked %q; want 2, \"\", false, %q",
+					s.Attempts, s.Failed, s.Passes, s.Blocked, tt.blocked)
 			}
 			if !strings.Contains(warnings, "iteration 5 (US-1) was cut short") {
 				t.Errorf("warnings %q do not say what was recorded", warnings)

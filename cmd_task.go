@@ -194,10 +194,10 @@ var errHelp = errors.New("help asked for")
 
 // storyArgs returns the arguments of a task command that takes a story id
 // and, when text names it, one more argument, which must not be blank.
-// Flags end at the first argument, so one that comes after the id is an
-// argument here: a help flag asks for the command's help (errHelp), and
-// any other that begins with "-" is refused, not saved as the text; "--"
-// makes what follows it arguments whatever they begin with.
+// The command's flags are not parsed (SkipFlagParsing): a help flag asks
+// for the command's help (errHelp), and any other argument that begins
+// with "-" is refused, not saved as the text; "--" makes what follows it
+// arguments whatever they begin with.
 func storyArgs(c *cli.Context, text string) (id, arg string, err error) {
 	name := "task " + c.Command.Name
 	want, usage, hint := 1, "1 argument (ID)", ""
@@ -212,7 +212,7 @@ func storyArgs(c *cli.Context, text string) (id, arg string, err error) {
 	}
 	for _, a := range flags {
 		switch {
-		case a == "-h" || a == "-help" || a == "--help":
+		case a == "-h" || a == "--h" || a == "-help" || a == "--help":
 			return "", "", errHelp
 		case len(a) > 1 && a[0] == '-':
 			if text == "" {
@@ -246,16 +246,20 @@ func taskAnswerCommand() *cli.Command {
 			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, answer, stateNote(s))
 			return err
 		}),
-		OnUsageError: onUsageError,
+		// flags would end at the id, and swallow a -- before it.
+		SkipFlagParsing: true, // see storyArgs
+		OnUsageError:    onUsageError,
 	}
 }
 
 func taskResetCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "reset",
-		Usage:        "make a story new again: not passing, no attempts, neither failed nor blocked (its answers are kept)",
-		UsageText:    "ralph task reset ID",
-		OnUsageError: onUsageError,
+		Name:      "reset",
+		Usage:     "make a story new again: not passing, no attempts, neither failed nor blocked (its answers are kept)",
+		UsageText: "ralph task reset ID",
+		// flags would end at the id, and swallow a -- before it.
+		SkipFlagParsing: true, // see storyArgs
+		OnUsageError:    onUsageError,
 		Action: storyAction("", func(c *cli.Context, dir, id, _ string) error {
 			before, after, err := loop.ResetStory(dir, id)
 			if err != nil {
@@ -284,10 +288,12 @@ func taskResetCommand() *cli.Command {
 
 func taskBlockCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "block",
-		Usage:        "set a story aside with a question; the loop skips it until `ralph task answer`",
-		UsageText:    `ralph task block ID "the question"`,
-		OnUsageError: onUsageError,
+		Name:      "block",
+		Usage:     "set a story aside with a question; the loop skips it until `ralph task answer`",
+		UsageText: `ralph task block ID "the question"`,
+		// flags would end at the id, and swallow a -- before it.
+		SkipFlagParsing: true, // see storyArgs
+		OnUsageError:    onUsageError,
 		Action: storyAction("question", func(c *cli.Context, dir, id, question string) error {
 			replaced, err := loop.BlockStory(dir, id, question)
 			if err != nil {

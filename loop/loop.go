@@ -223,6 +223,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
+		if proc.Killed() {
+			o.warn("commit of %s: %v", ProgressFile, errCommitSkipped)
+			return
+		}
 		stop, ctx := ctx, context.WithoutCancel(ctx)
 		if _, err := git(ctx, o.Dir, "check-ignore", "--quiet", "--", ProgressFile); err == nil {
 			return // untracked and ignored: the person keeps the ledger out of git
@@ -1640,6 +1644,9 @@ func (it *iteration) record(ctx context.Context, message string) error {
 		undone, err := o.underGit(ctx, it.ledger, &it.files, it.entry.StoryID, func() {
 			id, err := o.commit(ctx, ".", msg)
 			switch {
+			case errors.Is(err, errCommitSkipped):
+				// Not tried: no commit line.
+				o.warn("commit: %v (the changes stay in the work tree)", err)
 			case err != nil:
 				o.warn("%v (the changes stay in the work tree)", err)
 				it.entry.Commit = "none (commit failed)"

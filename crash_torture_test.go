@@ -92,7 +92,7 @@ func TestCrashTorture(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 
 	tt := newTorture(t, kills, rng)
-	var stats struct{ inFlight, unvouched, temps, torn, indexLock, group, triggered int }
+	var stats struct{ inFlight, unvouched, counted, temps, torn, indexLock, group, triggered int }
 	for i := 0; i < kills; i++ {
 		delay := time.Duration(rng.Int64N(int64(tortureMaxDelay)))
 		group := rng.IntN(2) == 0
@@ -120,6 +120,9 @@ func TestCrashTorture(t *testing.T) {
 		if tt.unvouched() != "" {
 			stats.unvouched++
 		}
+		if tt.counted() != "" {
+			stats.counted++
+		}
 		if len(tt.temps) > 0 {
 			stats.temps++
 		}
@@ -130,8 +133,8 @@ func TestCrashTorture(t *testing.T) {
 			stats.indexLock++
 		}
 	}
-	t.Logf("after the kills: %d with an iteration in flight (%d of them with its story passing), %d with temp files left, %d with a torn entry, %d with .git/index.lock left; %d kills took git along, %d came as a write began",
-		stats.inFlight, stats.unvouched, stats.temps, stats.torn, stats.indexLock, stats.group, stats.triggered)
+	t.Logf("after the kills: %d with an iteration in flight (%d of them with its story passing, %d with its attempt counted and not passing), %d with temp files left, %d with a torn entry, %d with .git/index.lock left; %d kills took git along, %d came as a write began",
+		stats.inFlight, stats.unvouched, stats.counted, stats.temps, stats.torn, stats.indexLock, stats.group, stats.triggered)
 	tt.finish()
 }
 
@@ -344,7 +347,7 @@ func (tt *torture) check(started bool) {
 	if err != nil {
 		t.Fatalf("prd.json does not parse after a kill: %v", err)
 	}
-	unvouched := tt.unvouched()
+	unvouched, counted := tt.unvouched(), tt.counted()
 	stories := map[string]prd.Status{}
 	for _, s := range f.Stories {
 		st := s.Status()
@@ -353,9 +356,10 @@ func (tt *torture) check(started bool) {
 		if was.Passes && !st.Passes && s.ID != unvouched {
 			t.Fatalf("%s passed, and passes no more after a kill", s.ID)
 		}
-		// The pass no entry vouched for goes with the attempt it counted:
-		// its iteration is an interrupted one, which counts none.
-		undone := s.ID == unvouched && !st.Passes && st.Attempts == tt.inFlight.Attempt-1
+		// The verdict no entry vouched for (a pass, or the attempt a
+		// retry or a failure counted) is undone: its iteration is an
+		// interrupted one, which counts no attempt.
+		undone := (s.ID == unvouched || s.ID == counted) && !st.Passes && st.Attempts == tt.inFlight.Attempt-1
 		if st.Attempts < was.Attempts && !undone {
 			t.Fatalf("the attempts of %s went down from %d to %d", s.ID, was.Attempts, st.Attempts)
 		}
@@ -400,6 +404,10 @@ func (tt *torture) check(started bool) {
 				t.Fatalf("iteration %d, in flight at the last kill with its story passing: %t; its entry says the pass was undone: %t (%q)",
 					m.Iteration, unvouched != "", undone, e.Tampered)
 			}
+			if undone := strings.Contains(e.AgentNote, "the next ralph loop undid it"); undone != (counted != "") {
+				t.Fatalf("iteration %d, in flight at the last kill with its attempt counted: %t; its entry says the verdict was undone: %t (%q)",
+					m.Iteration, counted != "", undone, e.AgentNote)
+			}
 			tt.noAgentOf(m.Iteration)
 		}
 		for _, p := range tt.temps {
@@ -422,6 +430,19 @@ func (tt *torture) check(started bool) {
 func (tt *torture) unvouched() string {
 	if m := tt.inFlight; m != nil && tt.stories0[m.StoryID].Passes {
 		return m.StoryID
+	}
+	return ""
+}
+
+// counted is the story that did not pass and had the attempt of its
+// iteration counted while that iteration was in flight at the last check
+// (the kill fell between a verdict of retry or failed and its entry), or
+// "": the next start undoes the verdict and says so.
+func (tt *torture) counted() string {
+	if m := tt.inFlight; m != nil && m.Attempt >= 1 {
+		if st := tt.stories0[m.StoryID]; !st.Passes && st.Attempts >= m.Attempt {
+			return m.StoryID
+		}
 	}
 	return ""
 }

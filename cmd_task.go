@@ -62,7 +62,7 @@ func taskAddCommand() *cli.Command {
 			if err := checkAddFlags(c); err != nil {
 				return err
 			}
-			s, err := loop.AddStory(dir, loop.NewStory{
+			s, err := loop.AddStory(taskOptions(c, dir), loop.NewStory{
 				ID:                 c.String("id"),
 				Title:              c.String("title"),
 				Description:        c.String("description"),
@@ -189,6 +189,19 @@ func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error
 	}
 }
 
+// taskOptions are the options of a task edit in dir: with harness.toml's
+// settings, which say what the guard watches, when they can be read, so
+// that an iteration a stopped ralph left open is recorded before the edit
+// (see loop.CloseStopped). Without them, the edit is made all the same and
+// the next `ralph loop` records the iteration.
+func taskOptions(c *cli.Context, dir string) loop.Options {
+	o := loop.Options{Dir: dir, Err: c.App.ErrWriter, Quiet: true}
+	if cfg, err := loadHarness(dir); err == nil {
+		o.Config = cfg
+	}
+	return o
+}
+
 // errHelp is storyArgs' answer to a help flag among the arguments.
 var errHelp = errors.New("help asked for")
 
@@ -239,7 +252,7 @@ func taskAnswerCommand() *cli.Command {
 		Usage:     "answer the question a blocked story asks; the agent sees the answer from the next iteration on",
 		UsageText: `ralph task answer ID "the answer"`,
 		Action: storyAction("answer", func(c *cli.Context, dir, id, answer string) error {
-			s, question, err := loop.AnswerStory(dir, id, answer)
+			s, question, err := loop.AnswerStory(taskOptions(c, dir), id, answer)
 			if err != nil {
 				return fmt.Errorf("task answer: %w", err)
 			}
@@ -261,7 +274,7 @@ func taskResetCommand() *cli.Command {
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 		Action: storyAction("", func(c *cli.Context, dir, id, _ string) error {
-			before, after, err := loop.ResetStory(dir, id)
+			before, after, err := loop.ResetStory(taskOptions(c, dir), id)
 			if err != nil {
 				return fmt.Errorf("task reset: %w", err)
 			}
@@ -295,7 +308,7 @@ func taskBlockCommand() *cli.Command {
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 		Action: storyAction("question", func(c *cli.Context, dir, id, question string) error {
-			replaced, err := loop.BlockStory(dir, id, question)
+			replaced, err := loop.BlockStory(taskOptions(c, dir), id, question)
 			if err != nil {
 				return fmt.Errorf("task block: %w", err)
 			}

@@ -71,6 +71,42 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 	return nil
 }
 
+// CloseStopped records the iteration that a stopped ralph left open in
+// o.Dir, as the next `ralph loop` would (see recover), before a `ralph
+// task` edit is made: made first, the edit would be among what that loop
+// finds changed since the iteration began, and it would stop to ask about
+// it as it asks about the agent's (exit 5). It does nothing when no
+// iteration is open or a running loop has it. Nor does it when what ralph
+// guards changed since the iteration began, but for a warning: those are
+// for the next `ralph loop` to ask about, and only a person can tell them
+// from the agent's.
+func CloseStopped(ctx context.Context, o Options) error {
+	path := o.path(ProgressFile)
+	if m, err := progress.InFlight(path); err != nil || m == nil {
+		return err
+	}
+	ledger, err := progress.Open(path)
+	if errors.Is(err, progress.ErrLocked) {
+		return nil // a running loop has it, and its guard looks
+	}
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	m, err := progress.InFlight(path)
+	if err != nil || m == nil {
+		return err // recorded meanwhile
+	}
+	switch changed, err := o.changedSince(ctx, m); {
+	case err != nil:
+		return err
+	case len(changed) > 0:
+		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet: files ralph guards are not as they were when it began (%s), and the next `ralph loop` stops to ask about them (exit 5), with this edit among them", m.Iteration, m.StoryID, strings.Join(changed, ", "))
+		return nil
+	}
+	return o.recover(ctx, ledger)
+}
+
 // removeTemps removes the temp files of atomic writes that a killed ralph
 // left behind. prd.json's are removed under the lock `ralph task` edits
 // take; harness.toml is written by the loop alone, whose lock is held.

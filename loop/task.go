@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,8 +20,23 @@ import (
 // is bad input, named as the user knows it. fn gets a file that validated;
 // an edit that can make it invalid validates it again (AddStory), one that
 // changes only a story's status or answers need not.
-func edit(dir string, fn func(f *prd.File) error) error {
-	o := Options{Dir: dir}
+//
+// With harness.toml's settings in o.Config, an iteration that a stopped
+// ralph left open is recorded first (see CloseStopped), once a dry run of
+// fn on the file as it is has said the edit is good and changes something:
+// bad input changes nothing, that record included.
+func edit(o Options, fn func(f *prd.File) error) error {
+	if f, err := prd.Read(o.path(PRDFile), PRDFile); err == nil && o.harnessed() {
+		switch err := fn(f); {
+		case errors.Is(err, prd.ErrUnchanged):
+		case err != nil:
+			return err
+		default:
+			if err := CloseStopped(context.Background(), o); err != nil {
+				return err
+			}
+		}
+	}
 	called := false
 	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
 		called = true
@@ -32,6 +48,10 @@ func edit(dir string, fn func(f *prd.File) error) error {
 	}
 	return err
 }
+
+// harnessed reports whether o.Config holds harness.toml's settings: a
+// file that was read and is valid always names an agent.
+func (o *Options) harnessed() bool { return len(o.Config.Agent.Argv) > 0 }
 
 // notRunning returns an error when the story id is the one a loop running in
 // dir works on now: its status is the agent's to leave alone, and the
@@ -76,7 +96,7 @@ type NewStory struct {
 
 // AddStory appends a story to prd.json and returns it as written. Its id
 // must be new and the stories it depends on must exist.
-func AddStory(dir string, n NewStory) (StoryDetail, error) {
+func AddStory(o Options, n NewStory) (StoryDetail, error) {
 	var errs []error
 	if err := prd.CheckID(n.ID); err != nil {
 		errs = append(errs, fmt.Errorf("id %q: %w", n.ID, err))
@@ -93,7 +113,7 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 		return StoryDetail{}, &InputError{Err: errors.Join(errs...)}
 	}
 	var added StoryDetail
-	err := edit(dir, func(f *prd.File) error {
+	err := edit(o, func(f *prd.File) error {
 		var errs []error
 		if i := slices.IndexFunc(f.Stories, func(s *prd.Story) bool { return s.ID == n.ID }); i >= 0 {
 			errs = append(errs, fmt.Errorf("%s already has a story %q (userStories[%d])", PRDFile, n.ID, i))
@@ -111,7 +131,7 @@ func AddStory(dir string, n NewStory) (StoryDetail, error) {
 		}
 		// The texts lose the secrets of the environment, as everything
 		// ralph writes; not the checks, which would no longer run.
-		r := (&Options{Dir: dir}).secrets()
+		r := o.secrets()
 		s := f.AddStory(prd.Story{
 			ID:                 n.ID,
 			Title:              r.String(n.Title),
@@ -150,10 +170,10 @@ func uniq(ids []string) []string {
 // is kept with the story (and shown to the agent from then on) and the
 // story is unblocked. It returns the story as it is now and the question
 // answered.
-func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
+func AnswerStory(o Options, id, answer string) (StoryDetail, string, error) {
 	var after StoryDetail
 	var question string
-	err := edit(dir, func(f *prd.File) error {
+	err := edit(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err
@@ -163,11 +183,11 @@ func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
 		}
 		// Blocked by its agent, whose iteration has not ended: the guard
 		// would undo the answer with the question.
-		if err := notRunning(dir, id); err != nil {
+		if err := notRunning(o.Dir, id); err != nil {
 			return err
 		}
 		question = s.Blocked
-		if err := s.Answer((&Options{Dir: dir}).secrets().String(answer)); err != nil {
+		if err := s.Answer(o.secrets().String(answer)); err != nil {
 			return &InputError{Err: err}
 		}
 		after = storyDetail(f, s)
@@ -180,8 +200,8 @@ func AnswerStory(dir, id, answer string) (StoryDetail, string, error) {
 // no attempts, neither failed nor blocked; its answers are kept. It returns
 // the story as it was and as it is now; when there was nothing to reset,
 // the file is not written.
-func ResetStory(dir, id string) (before, after StoryDetail, err error) {
-	err = edit(dir, func(f *prd.File) error {
+func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
+	err = edit(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err
@@ -189,7 +209,7 @@ func ResetStory(dir, id string) (before, after StoryDetail, err error) {
 		before = storyDetail(f, s)
 		// The running story is refused even with nothing to reset: what
 		// the reset would leave is the judge's to say.
-		if err := notRunning(dir, id); err != nil {
+		if err := notRunning(o.Dir, id); err != nil {
 			return err
 		}
 		if s.Status() == (prd.Status{}) {
@@ -207,9 +227,9 @@ func ResetStory(dir, id string) (before, after StoryDetail, err error) {
 // agent's "blocked" reply does; a blocked story's question is replaced. It
 // returns the question replaced, if any. A story that passes or failed
 // cannot be blocked: reset it first.
-func BlockStory(dir, id, question string) (replaced string, err error) {
-	question = (&Options{Dir: dir}).secrets().String(question)
-	err = edit(dir, func(f *prd.File) error {
+func BlockStory(o Options, id, question string) (replaced string, err error) {
+	question = o.secrets().String(question)
+	err = edit(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err
@@ -222,7 +242,7 @@ func BlockStory(dir, id, question string) (replaced string, err error) {
 		if replaced == question {
 			return prd.ErrUnchanged
 		}
-		if err := notRunning(dir, id); err != nil {
+		if err := notRunning(o.Dir, id); err != nil {
 			return err
 		}
 		s.Blocked = question

@@ -38,39 +38,39 @@ func TestTaskBadInput(t *testing.T) {
 		want string
 	}{
 		{"add: taken id", func(dir string) error {
-			_, err := AddStory(dir, NewStory{ID: "B", Title: "t"})
+			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "B", Title: "t"})
 			return err
 		}, `prd.json already has a story "B" (userStories[1])`},
 		{"add: unknown dependency", func(dir string) error {
-			_, err := AddStory(dir, NewStory{ID: "E", Title: "t", DependsOn: []string{"A", "Z"}})
+			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "t", DependsOn: []string{"A", "Z"}})
 			return err
 		}, `dependsOn "Z": prd.json has no such story`},
 		{"add: self dependency", func(dir string) error {
-			_, err := AddStory(dir, NewStory{ID: "E", Title: "t", DependsOn: []string{"E"}})
+			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "t", DependsOn: []string{"E"}})
 			return err
 		}, `dependsOn "E": a story cannot depend on itself`},
 		{"add: bad id, empty title and check", func(dir string) error {
-			_, err := AddStory(dir, NewStory{ID: "E F", Title: " ", Checks: []string{""}})
+			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E F", Title: " ", Checks: []string{""}})
 			return err
 		}, "id \"E F\": contains a space or a control character\ntitle: empty\nchecks[0]: empty command"},
 		{"answer: not blocked", func(dir string) error {
-			_, _, err := AnswerStory(dir, "D", "x")
+			_, _, err := AnswerStory(Options{Dir: dir}, "D", "x")
 			return err
 		}, "D is todo, not blocked: there is no question to answer"},
 		{"answer: unknown story", func(dir string) error {
-			_, _, err := AnswerStory(dir, "Z", "x")
+			_, _, err := AnswerStory(Options{Dir: dir}, "Z", "x")
 			return err
 		}, `prd.json has no story "Z"`},
 		{"reset: unknown story", func(dir string) error {
-			_, _, err := ResetStory(dir, "Z")
+			_, _, err := ResetStory(Options{Dir: dir}, "Z")
 			return err
 		}, `prd.json has no story "Z"`},
 		{"block: done", func(dir string) error {
-			_, err := BlockStory(dir, "A", "q")
+			_, err := BlockStory(Options{Dir: dir}, "A", "q")
 			return err
 		}, "A is done: run `ralph task reset A` first to work on it again"},
 		{"block: failed", func(dir string) error {
-			_, err := BlockStory(dir, "C", "q")
+			_, err := BlockStory(Options{Dir: dir}, "C", "q")
 			return err
 		}, "C is failed: run `ralph task reset C` first to work on it again"},
 	}
@@ -94,25 +94,25 @@ func TestTaskBadInput(t *testing.T) {
 
 func TestTaskEdits(t *testing.T) {
 	dir := taskDir(t)
-	s, question, err := AnswerStory(dir, "B", "Postgres")
+	s, question, err := AnswerStory(Options{Dir: dir}, "B", "Postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if question != "Which DB?" || s.State != "todo" || len(s.Answers) != 1 || s.Answers[0].Answer != "Postgres" {
 		t.Errorf("AnswerStory: question %q, story %+v", question, s)
 	}
-	before, after, err := ResetStory(dir, "C")
+	before, after, err := ResetStory(Options{Dir: dir}, "C")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if before.State != "failed" || after.State != "todo" || after.Attempts != 0 || after.Failed != "" {
 		t.Errorf("ResetStory: before %+v, after %+v", before, after)
 	}
-	replaced, err := BlockStory(dir, "D", "Serif?")
+	replaced, err := BlockStory(Options{Dir: dir}, "D", "Serif?")
 	if err != nil || replaced != "" {
 		t.Errorf("BlockStory = %q, %v", replaced, err)
 	}
-	added, err := AddStory(dir, NewStory{ID: "E", Title: "e", DependsOn: []string{"D"}, HasPriority: true})
+	added, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "e", DependsOn: []string{"D"}, HasPriority: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +151,16 @@ func TestStillNext(t *testing.T) {
 	}{
 		{"none", func(string) error { return nil }, false},
 		{"the story blocked and answered", func(dir string) error {
-			if _, err := BlockStory(dir, "D", "Which table?"); err != nil {
+			if _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); err != nil {
 				return err
 			}
-			_, _, err := AnswerStory(dir, "D", "carts")
+			_, _, err := AnswerStory(Options{Dir: dir}, "D", "carts")
 			return err
 		}, false},
-		{"another story blocked", func(dir string) error { _, err := BlockStory(dir, "B", "Which table?"); return err }, false},
-		{"the story blocked", func(dir string) error { _, err := BlockStory(dir, "D", "Which table?"); return err }, true},
+		{"another story blocked", func(dir string) error { _, err := BlockStory(Options{Dir: dir}, "B", "Which table?"); return err }, false},
+		{"the story blocked", func(dir string) error { _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); return err }, true},
 		{"a story added ahead of it", func(dir string) error {
-			_, err := AddStory(dir, NewStory{ID: "E", Title: "e", Priority: -1, HasPriority: true})
+			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "e", Priority: -1, HasPriority: true})
 			return err
 		}, true},
 		{"the file broken", func(dir string) error {

@@ -252,14 +252,15 @@ func taskAnswerCommand() *cli.Command {
 		Usage:     "answer the question a blocked story asks; the agent sees the answer from the next iteration on",
 		UsageText: `ralph task answer ID "the answer"`,
 		Action: storyAction("answer", func(c *cli.Context, dir, id, answer string) error {
-			s, question, err := loop.AnswerStory(taskOptions(c, dir), id, answer)
+			o := taskOptions(c, dir)
+			s, question, err := loop.AnswerStory(o, id, answer)
 			if err != nil {
 				return fmt.Errorf("task answer: %w", err)
 			}
-			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, answer, stateNote(s))
+			// As saved: what ralph says keeps secrets out as what it writes.
+			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, o.Redact(answer), stateNote(s))
 			return err
 		}),
-		// flags would end at the id, and swallow a -- before it.
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 	}
@@ -267,10 +268,9 @@ func taskAnswerCommand() *cli.Command {
 
 func taskResetCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "reset",
-		Usage:     "make a story new again: not passing, no attempts, neither failed nor blocked (its answers are kept)",
-		UsageText: "ralph task reset ID",
-		// flags would end at the id, and swallow a -- before it.
+		Name:            "reset",
+		Usage:           "make a story new again: not passing, no attempts, neither failed nor blocked (its answers are kept)",
+		UsageText:       "ralph task reset ID",
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 		Action: storyAction("", func(c *cli.Context, dir, id, _ string) error {
@@ -301,17 +301,19 @@ func taskResetCommand() *cli.Command {
 
 func taskBlockCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "block",
-		Usage:     "set a story aside with a question; the loop skips it until `ralph task answer`",
-		UsageText: `ralph task block ID "the question"`,
-		// flags would end at the id, and swallow a -- before it.
+		Name:            "block",
+		Usage:           "set a story aside with a question; the loop skips it until `ralph task answer`",
+		UsageText:       `ralph task block ID "the question"`,
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 		Action: storyAction("question", func(c *cli.Context, dir, id, question string) error {
-			replaced, err := loop.BlockStory(taskOptions(c, dir), id, question)
+			o := taskOptions(c, dir)
+			replaced, err := loop.BlockStory(o, id, question)
 			if err != nil {
 				return fmt.Errorf("task block: %w", err)
 			}
+			// As saved: what ralph says keeps secrets out as what it writes.
+			question = o.Redact(question)
 			w := c.App.Writer
 			switch replaced {
 			case "":

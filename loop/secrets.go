@@ -5,6 +5,10 @@ import (
 	"github.com/ralph-harness/ralph/progress"
 )
 
+// Redact returns s with the secrets ralph keeps out of what it writes (see
+// secrets) replaced, for what a command says of it.
+func (o *Options) Redact(s string) string { return o.secrets().String(s) }
+
 // secrets is the redactor for the values of the secret-named variables the
 // agent and the checks see: they never reach the ledger, prd.json or the
 // events.

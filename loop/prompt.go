@@ -22,6 +22,8 @@ const (
 	maxFailures    = 5
 	maxFailure     = 4 << 10
 	maxAnswers     = 10
+	maxName        = 256 // the project's name, a story's id, a check's name, a protected glob
+	maxChecks      = 30  // checks listed, and protected globs
 	recentEntries  = 3
 	maxRecent      = 2 << 10
 	// maxHistoryScan bounds how far back the ledger is read to find this
@@ -63,10 +65,10 @@ func NextPrompt(o Options) (string, error) {
 // to its budget, and renders it.
 func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story, number int, commit bool) (string, *progress.Entry, error) {
 	p := templates.Prompt{
-		Project:     f.Project,
+		Project:     cut(f.Project, maxName),
 		Description: cut(f.Description, maxNotes),
 		Story: templates.Story{
-			ID:          s.ID,
+			ID:          cut(s.ID, maxName),
 			Title:       cut(s.Title, maxCriterion),
 			Description: cut(s.Description, maxDescription),
 			Notes:       cut(s.Notes, maxNotes),
@@ -75,7 +77,13 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		Attempt:     s.Attempts + 1,
 		MaxAttempts: o.Config.Limits.MaxAttempts,
 		Commit:      commit,
-		Protected:   o.Config.Guard.Protect,
+	}
+	for i, g := range o.Config.Guard.Protect {
+		if i == maxChecks {
+			p.Protected = append(p.Protected, fmt.Sprintf("…and %d more in %s", len(o.Config.Guard.Protect)-i, HarnessFile))
+			break
+		}
+		p.Protected = append(p.Protected, cut(g, maxName))
 	}
 	for i, c := range s.AcceptanceCriteria {
 		if i == maxCriteria {
@@ -91,9 +99,14 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 	}
 	cs := storyChecks(o.Config.Checks, s)
 	runs := map[string]string{}
-	for _, c := range cs {
-		p.Checks = append(p.Checks, templates.Check{Name: c.Name, Run: cut(c.Run, maxCriterion), Required: c.Required})
-		runs[c.Name] = p.Checks[len(p.Checks)-1].Run
+	for i, c := range cs {
+		runs[c.Name] = cut(c.Run, maxCriterion)
+		switch {
+		case i < maxChecks:
+			p.Checks = append(p.Checks, templates.Check{Name: cut(c.Name, maxName), Run: runs[c.Name], Required: c.Required})
+		case i == maxChecks:
+			p.Checks = append(p.Checks, templates.Check{Name: fmt.Sprintf("…and %d more", len(cs)-i), Run: "in " + HarnessFile + " and " + PRDFile, Required: true})
+		}
 	}
 
 	path := o.path(ProgressFile)
@@ -125,7 +138,7 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 			if c.TimedOut {
 				output = "[the check timed out and was stopped]\n" + output
 			}
-			p.Failures = append(p.Failures, templates.Failure{Name: c.Name, Run: runs[c.Name], Output: cutHead(output, maxFailure)})
+			p.Failures = append(p.Failures, templates.Failure{Name: cut(c.Name, maxName), Run: runs[c.Name], Output: cutHead(output, maxFailure)})
 		}
 	}
 	prompt, err := tmpl.Render(p)

@@ -809,6 +809,14 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	}
 	e.Claim = claim.String()
 	e.AgentNote = agentNote(res)
+	if p := res.Problem; p != nil {
+		// The service's failure is said in the agent's event as in the
+		// entry. Its message quotes the agent, which may quote a key from
+		// agent.env: it goes into errors that main prints. Its line may be
+		// the first of the stderr ralph kept, cut off at its start.
+		p.Message = o.secrets().Cut(p.Message)
+		e.AgentNote = strings.TrimPrefix(e.AgentNote+" · ", " · ") + p.Kind.String() + ": " + p.Message
+	}
 	if res.Problem == nil {
 		// A failed run's final message is an error, not a summary.
 		report := ParseReport(res.FinalMessage)
@@ -1263,15 +1271,11 @@ func IsStoryCheckName(name string) bool {
 // attempt: the story's counters stay as they were.
 func (it *iteration) problem(ctx context.Context, p agent.Problem) error {
 	o, e := it.o, &it.entry
-	// The message quotes the agent, which may quote a key from agent.env:
-	// it goes into errors that main prints. Its line may be the first of
-	// the stderr ralph kept, cut off at its start.
-	p.Message = o.secrets().Cut(p.Message)
+	// p's message is redacted, and in the entry's note (see run).
 	e.Outcome = AgentFailed
 	if p.Kind == agent.RateLimited {
 		e.Outcome = RateLimited
 	}
-	e.AgentNote = strings.TrimPrefix(e.AgentNote+" · ", " · ") + p.Kind.String() + ": " + p.Message
 	e.Claim = ""
 	retries, transients := it.retries+1, 0
 	if p.Kind == agent.Transient {

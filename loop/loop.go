@@ -1212,18 +1212,26 @@ func (o *Options) relativePath() string {
 		strings.Join(shown, ", "))
 }
 
-// narrateCheck says how a check ended, with the tail of a failure's
-// output; known is a failure as in the story's baseline.
+// narrateCheck says how a check ended; known is a failure as in the
+// story's baseline.
 func (o *Options) narrateCheck(iteration int, storyID string, r checks.Result, known bool) {
-	ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
-		Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary(), Known: known}
+	ev := checkEvent(iteration, storyID, r)
+	ev.Known = known
 	if known {
 		ev.Message += ", as in the baseline: it does not count"
 	}
+	o.emit(ev)
+}
+
+// checkEvent is check.finished for r: how the check ended, with the tail
+// of a failure's output.
+func checkEvent(iteration int, storyID string, r checks.Result) Event {
+	ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
+		Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
 	if !r.Passed && r.Err == nil {
 		ev.Excerpt = checks.Excerpt(r.Output, narratedLines)
 	}
-	o.emit(ev)
+	return ev
 }
 
 // narratedLines is how much of a failing check's output the narration shows.
@@ -1476,9 +1484,10 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		if r.Stopped {
 			return // it did not end: no verdict to tell
 		}
-		o.emit(Event{Event: EventCheckFinished, Iteration: it.entry.Iteration, Story: story.ID, Check: r.Name,
-			Passed: ptr(r.Passed), Status: "baseline: " + r.Verdict(), Seconds: ptr(r.Duration.Seconds()),
-			Message: "baseline " + r.Summary() + " (before the story's first attempt)"})
+		ev := checkEvent(it.entry.Iteration, story.ID, r)
+		ev.Status = "baseline: " + ev.Status
+		ev.Message = "baseline " + ev.Message + " (before the story's first attempt)"
+		o.emit(ev)
 	}
 	watched := o.watchFailures(cs, &opts, func(c checks.Check) bool { return c.Baseline })
 	var results []checks.Result

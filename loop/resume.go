@@ -79,10 +79,11 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // iteration is open or a running loop has it. Nor does it when what ralph
 // guards changed since the iteration began, but for a warning: those are
 // for the next `ralph loop` to ask about, and only a person can tell them
-// from the agent's.
+// from the agent's. A marker that keeps no digests (one of baseline
+// checks, say) is left to that loop too: it asks nothing then.
 func CloseStopped(ctx context.Context, o Options) error {
 	path := o.path(ProgressFile)
-	if m, err := progress.InFlight(path); err != nil || m == nil {
+	if m, err := progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
 		return err
 	}
 	ledger, err := progress.Open(path)
@@ -94,7 +95,7 @@ func CloseStopped(ctx context.Context, o Options) error {
 	}
 	defer ledger.Close()
 	m, err := progress.InFlight(path)
-	if err != nil || m == nil {
+	if err != nil || m == nil || len(m.Guarded) == 0 {
 		return err // recorded meanwhile
 	}
 	switch changed, err := o.changedSince(ctx, m); {

@@ -195,7 +195,7 @@ func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error
 // (see loop.CloseStopped). Without them, the edit is made all the same and
 // the next `ralph loop` records the iteration.
 func taskOptions(c *cli.Context, dir string) loop.Options {
-	o := loop.Options{Dir: dir, Err: c.App.ErrWriter, Quiet: true}
+	o := loop.Options{Dir: dir, Err: c.App.ErrWriter}
 	if cfg, err := loadHarness(dir); err == nil {
 		o.Config = cfg
 	}

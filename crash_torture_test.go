@@ -359,7 +359,7 @@ func (tt *torture) check(started bool) {
 		// The verdict no entry vouched for (a pass, or the attempt a
 		// retry or a failure counted) is undone: its iteration is an
 		// interrupted one, which counts no attempt.
-		undone := (s.ID == unvouched || s.ID == counted) && !st.Passes && st.Attempts == tt.inFlight.Attempt-1
+		undone := (s.ID == unvouched || s.ID == counted) && !st.Passes && st.Failed == "" && st.Attempts == tt.inFlight.Attempt-1
 		if st.Attempts < was.Attempts && !undone {
 			t.Fatalf("the attempts of %s went down from %d to %d", s.ID, was.Attempts, st.Attempts)
 		}

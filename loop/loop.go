@@ -223,13 +223,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		if last > first {
 			msg = fmt.Sprintf("ralph: ledger of iterations %d-%d", first, last)
 		}
-		if proc.Killed() {
-			o.warn("commit of %s: %v", ProgressFile, errCommitSkipped)
-			return
-		}
 		stop, ctx := ctx, context.WithoutCancel(ctx)
 		if _, err := git(ctx, o.Dir, "check-ignore", "--quiet", "--", ProgressFile); err == nil {
 			return // untracked and ignored: the person keeps the ledger out of git
+		}
+		if proc.Killed() {
+			o.warn("commit of %s: %v", ProgressFile, errCommitSkipped)
+			return
 		}
 		var cerr error
 		undone, gerr := o.underGit(ctx, ledger, nil, "", func() { _, cerr = o.commit(stop, ProgressFile, msg) })

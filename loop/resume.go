@@ -72,40 +72,41 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 }
 
 // CloseStopped records the iteration that a stopped ralph left open in
-// o.Dir, as the next `ralph loop` would (see recover), before a `ralph
-// task` edit is made: made first, the edit would be among what that loop
-// finds changed since the iteration began, and it would stop to ask about
-// it as it asks about the agent's (exit 5). It does nothing when no
-// iteration is open or a running loop has it. Nor does it when what ralph
-// guards changed since the iteration began, but for a warning: those are
-// for the next `ralph loop` to ask about, and only a person can tell them
-// from the agent's. A marker that keeps no digests (one of baseline
-// checks, say) is left to that loop too: it asks nothing then.
-func CloseStopped(ctx context.Context, o Options) error {
+// o.Dir, as the next `ralph loop` would (see resumeInFlight), before a
+// `ralph task` edit is made: made first, the edit would be among what that
+// loop finds changed since the iteration began, and it would stop to ask
+// about it as it asks about the agent's (exit 5). It does nothing when no
+// iteration is open, a running loop has it, or its marker keeps no
+// digests (one of baseline checks: the next loop asks nothing then). When
+// what ralph guards changed since the iteration began, or the record
+// fails, it only warns: the next `ralph loop` sees to the iteration, and
+// the edit goes on, as it did before there was this record. It holds the
+// ledger's lock while it records: a `ralph loop` started meanwhile is
+// refused as if another ran.
+func CloseStopped(ctx context.Context, o Options) {
 	path := o.path(ProgressFile)
 	if m, err := progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
-		return err
+		return
 	}
 	ledger, err := progress.Open(path)
-	if errors.Is(err, progress.ErrLocked) {
-		return nil // a running loop has it, and its guard looks
-	}
 	if err != nil {
-		return err
+		return // a running loop has it (ErrLocked), or the next one sees to it
 	}
 	defer ledger.Close()
 	m, err := progress.InFlight(path)
 	if err != nil || m == nil || len(m.Guarded) == 0 {
-		return err // recorded meanwhile
+		return // recorded meanwhile
 	}
-	switch changed, err := o.changedSince(ctx, m); {
-	case err != nil:
-		return err
+	changed, err := o.changedSince(ctx, m)
+	if err == nil && len(changed) == 0 {
+		err = o.resumeInFlight(ctx, ledger)
+	}
+	switch {
 	case len(changed) > 0:
-		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet: files ralph guards are not as they were when it began (%s), and the next `ralph loop` stops to ask about them (exit 5), with this edit among them", m.Iteration, m.StoryID, strings.Join(changed, ", "))
-		return nil
+		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet: files ralph guards are not as they were when it began (%s), and the next `ralph loop` stops to ask about them (exit 5), as it cannot tell a person's change from the agent's", m.Iteration, m.StoryID, strings.Join(changed, ", "))
+	case err != nil:
+		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet (%v): the next `ralph loop` sees to it", m.Iteration, m.StoryID, err)
 	}
-	return o.recover(ctx, ledger)
 }
 
 // removeTemps removes the temp files of atomic writes that a killed ralph
@@ -198,7 +199,7 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 			return prd.ErrUnchanged
 		}
 		e.StoryTitle = s.Title
-		passed, counted := s.Passes, s.Attempts >= m.Attempt
+		passed, counted := s.Passes, m.Attempt >= 1 && s.Attempts >= m.Attempt
 		verdict, next := Retry, fmt.Sprintf("the story runs attempt %d again", m.Attempt)
 		switch {
 		case s.Failed != "":
@@ -264,10 +265,14 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 func undoVerdict(s *prd.Story, m *progress.Mark) bool {
 	// A marker of no attempt (a hand edit: ralph numbers them from 1)
 	// vouches for no count of them.
-	if !s.Passes && (m.Attempt < 1 || s.Attempts < m.Attempt) {
+	counted := m.Attempt >= 1 && s.Attempts >= m.Attempt
+	if !s.Passes && !counted {
 		return false
 	}
-	s.Passes, s.Attempts, s.Failed = false, max(0, min(s.Attempts, m.Attempt-1)), ""
+	s.Passes, s.Failed = false, ""
+	if counted {
+		s.Attempts = m.Attempt - 1
+	}
 	return true
 }
 

@@ -19,11 +19,12 @@ var resumeTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // resumeDir makes a work directory whose progress.txt holds entries and
 // then what a killed ralph left (tail), and prd.json with one story, with
-// its attempts and the members of extra (`, "failed": "…"`, say).
+// its attempts and the members of extra (`, "failed": "…"`, say); it
+// does not pass unless extra says so.
 func resumeDir(t *testing.T, attempts int, extra string, entries []progress.Entry, tail string) string {
 	t.Helper()
 	dir := t.TempDir()
-	prdJSON := `{"userStories": [{"id": "US-1", "title": "First", "priority": 1, "passes": false, "attempts": ` +
+	prdJSON := `{"userStories": [{"id": "US-1", "title": "First", "priority": 1, "attempts": ` +
 		strconv.Itoa(attempts) + extra + `}]}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, PRDFile), []byte(prdJSON), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,10 +85,17 @@ func TestResumeInFlight(t *testing.T) {
 		{"failure saved", 3, `, "failed": "check t failed; no attempts left"`, "\n" + mark,
 			note("failed: check t failed; no attempts left"), ""},
 		{"set aside", 3, `, "blocked": "Which bank?"`, "\n" + mark, note("blocked: Which bank?"), "Which bank?"},
-		// A marker of attempt 0 (ralph writes none) vouches for no count.
+		// A marker of attempt 0 (ralph writes none) vouches for no count:
+		// a pass is undone, and the attempts stay.
 		{"attempt 0", 2, "", "\n" + strings.Replace(mark, "attempt 3", "attempt 0", 1), func() *progress.Entry {
 			e := want
 			e.Attempt = 0
+			return &e
+		}(), ""},
+		{"attempt 0, passing", 2, `, "passes": true`, "\n" + strings.Replace(mark, "attempt 3", "attempt 0", 1), func() *progress.Entry {
+			e := want
+			e.Attempt = 0
+			e.Tampered = []string{"prd.json: US-1 was marked passing during the iteration, with no verdict; ralph undid that"}
 			return &e
 		}(), ""},
 		{"nothing in flight", 2, "", "", nil, ""},

@@ -32,9 +32,7 @@ func edit(o Options, fn func(f *prd.File) error) error {
 		case err != nil:
 			return err
 		default:
-			if err := CloseStopped(context.Background(), o); err != nil {
-				return err
-			}
+			CloseStopped(context.Background(), o)
 		}
 	}
 	called := false

@@ -205,11 +205,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		args := PromptArgs(o.PromptFlag, o.Prompt)
-		if n := len(args[len(args)-1]); n > MaxArg {
-			return res, fmt.Errorf("run agent %s: the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", prog, n, MaxArg)
+		if err := FitsArg(o.PromptFlag, o.Prompt); err != nil {
+			return res, fmt.Errorf("run agent %s: %w", prog, err)
 		}
-		argv = append(argv[:len(argv):len(argv)], args...)
+		argv = append(argv[:len(argv):len(argv)], PromptArgs(o.PromptFlag, o.Prompt)...)
 	} else {
 		stdin = strings.NewReader(o.Prompt)
 	}
@@ -337,6 +336,16 @@ wait:
 // one argument, its terminating NUL aside): a prompt passed as an argument
 // must fit.
 const MaxArg = 128<<10 - 1
+
+// FitsArg returns an error, saying what to do, when the prompt, with the
+// flag before it (see PromptArgs), is too long to be one argument.
+func FitsArg(flag, prompt string) error {
+	args := PromptArgs(flag, prompt)
+	if n := len(args[len(args)-1]); n > MaxArg {
+		return fmt.Errorf("the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", n, MaxArg)
+	}
+	return nil
+}
 
 // Find checks that prog can be executed the way Run will run it: by
 // searching $PATH for a bare name, or as a path relative to dir (where the

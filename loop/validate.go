@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/internal/plural"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/progress"
@@ -44,6 +45,14 @@ func Validate(o Options) (Validation, error) {
 	}
 	if _, err := o.template(); err != nil {
 		errs = append(errs, err)
+	} else if a := o.Config.Agent; a.PromptArg && read {
+		// The loop would fail on a prompt too long for an argument: said
+		// now of the next one (the others' depend on what comes before).
+		if p, err := NextPrompt(o); err == nil && p != "" {
+			if err := agent.FitsArg(a.PromptFlag, p); err != nil {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("the next iteration's prompt, passed as an argument (agent.prompt = \"arg\"), will not run: %v", err))
+			}
+		}
 	}
 	if err := o.committer(context.Background()); err != nil {
 		errs = append(errs, err)

@@ -180,6 +180,13 @@ func previousAttempt(path string, s *prd.Story) (*progress.Entry, error) {
 		}
 		return true
 	})
+	// The attempt found must be the one the story's count ends with (a
+	// question counts none): after `ralph task reset`, which keeps the
+	// answers, the count starts again, and the attempts before are not
+	// this story's any more.
+	if found != nil && found.Attempt != s.Attempts && (found.Outcome != Blocked || found.Attempt != s.Attempts+1) {
+		found = nil
+	}
 	return found, err
 }
 

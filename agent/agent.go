@@ -205,7 +205,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		if err := FitsArg(o.PromptFlag, o.Prompt); err != nil {
+		if err := CheckPromptArg(o.PromptFlag, o.Prompt); err != nil {
 			return res, fmt.Errorf("run agent %s: %w", prog, err)
 		}
 		argv = append(argv[:len(argv):len(argv)], PromptArgs(o.PromptFlag, o.Prompt)...)
@@ -337,9 +337,9 @@ wait:
 // must fit.
 const MaxArg = 128<<10 - 1
 
-// FitsArg returns an error, saying what to do, when the prompt, with the
-// flag before it (see PromptArgs), is too long to be one argument.
-func FitsArg(flag, prompt string) error {
+// CheckPromptArg returns an error, saying what to do, when the prompt, with
+// the flag before it (see PromptArgs), is too long to be one argument.
+func CheckPromptArg(flag, prompt string) error {
 	args := PromptArgs(flag, prompt)
 	if n := len(args[len(args)-1]); n > MaxArg {
 		return fmt.Errorf("the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", n, MaxArg)

@@ -206,13 +206,13 @@ func isAttempt(outcome string) bool {
 	return true
 }
 
-// recap is a short account of a ledger entry for a prompt.
 // counts reports whether c is a failure that counts against the story: a
 // required check that failed, and not as in the story's baseline.
 func counts(c progress.Check) bool {
 	return !c.Passed && !c.Skipped && !c.Optional && !c.Known
 }
 
+// recap is a short account of a ledger entry for a prompt.
 func recap(e progress.Entry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- iteration %d · %s · attempt %d · %s", e.Iteration, e.StoryID, e.Attempt, e.Outcome)

@@ -80,21 +80,25 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // digests (one of baseline checks: the next loop asks nothing then). When
 // what ralph guards changed since the iteration began, or the record
 // fails, it only warns: the next `ralph loop` sees to the iteration, and
-// the edit goes on, as it did before there was this record. It holds the
-// ledger's lock while it records: a `ralph loop` started meanwhile is
-// refused as if another ran.
+// the edit goes on, as recording early only does that loop's work sooner.
+// It holds the ledger's lock while it records: a `ralph loop` started
+// meanwhile is refused as if another ran.
 func CloseStopped(ctx context.Context, o Options) {
 	path := o.path(ProgressFile)
-	if m, err := progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
+	m, err := progress.InFlight(path)
+	if err != nil || m == nil || len(m.Guarded) == 0 {
 		return
 	}
 	ledger, err := progress.Open(path)
-	if err != nil {
-		return // a running loop has it (ErrLocked), or the next one sees to it
+	switch {
+	case errors.Is(err, progress.ErrLocked):
+		return // a running loop has it, and its guard looks
+	case err != nil:
+		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet (%v): the next `ralph loop` sees to it", m.Iteration, m.StoryID, err)
+		return
 	}
 	defer ledger.Close()
-	m, err := progress.InFlight(path)
-	if err != nil || m == nil || len(m.Guarded) == 0 {
+	if m, err = progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
 		return // recorded meanwhile
 	}
 	changed, err := o.changedSince(ctx, m)

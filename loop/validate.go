@@ -49,8 +49,8 @@ func Validate(o Options) (Validation, error) {
 		// The loop would fail on a prompt too long for an argument: said
 		// now of the next one (the others' depend on what comes before).
 		if p, err := NextPrompt(o); err == nil && p != "" {
-			if err := agent.FitsArg(a.PromptFlag, p); err != nil {
-				v.Warnings = append(v.Warnings, fmt.Sprintf("the next iteration's prompt, passed as an argument (agent.prompt = \"arg\"), will not run: %v", err))
+			if err := agent.CheckPromptArg(a.PromptFlag, p); err != nil {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("%s: agent.prompt = \"arg\": the next iteration's prompt cannot be passed: %v", HarnessFile, err))
 			}
 		}
 	}

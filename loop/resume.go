@@ -101,9 +101,9 @@ func CloseStopped(ctx context.Context, o Options) {
 	if m, err = progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
 		return // recorded meanwhile
 	}
-	changed, err := o.changedSince(ctx, m)
+	changed, err := o.settleInFlight(ctx, m)
 	if err == nil && len(changed) == 0 {
-		err = o.resumeInFlight(ctx, ledger)
+		err = o.recordInFlight(ledger, m, nil)
 	}
 	switch {
 	case len(changed) > 0:
@@ -144,15 +144,7 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	if err != nil || m == nil {
 		return err
 	}
-	env := []string{"RALPH_ITERATION=" + strconv.Itoa(m.Iteration), "RALPH_TASK_ID=" + m.StoryID}
-	pids, err := proc.KillStrays(o.Dir, env)
-	if len(pids) > 0 {
-		o.warn("killed %s left running by iteration %d", plural.Of(len(pids), "1 process", "%d processes"), m.Iteration)
-	}
-	if err != nil {
-		o.warn("%v", err)
-	}
-	changed, err := o.changedSince(ctx, m)
+	changed, err := o.settleInFlight(ctx, m)
 	switch {
 	case err != nil && !o.AcceptChanges:
 		return err
@@ -162,6 +154,28 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 		return stopf(NeedsHuman, "iteration %d (%s) was cut short before ralph could check what its agent changed, and files ralph guards are not as they were when the agent began: %s. The agent may have changed them and then stopped ralph; ralph keeps no copy to put back, and cannot tell such a change from yours. Look at them, put back what is not yours and run `ralph loop` again, or keep them all with `ralph loop --accept-changes`",
 			m.Iteration, m.StoryID, strings.Join(changed, ", "))
 	}
+	return o.recordInFlight(ledger, m, changed)
+}
+
+// settleInFlight kills what the agent and the checks of the iteration m,
+// which a stopped ralph left open, left running, and then returns what
+// ralph guards that is not as m's marker says (see changedSince).
+func (o *Options) settleInFlight(ctx context.Context, m *progress.Mark) ([]string, error) {
+	env := []string{"RALPH_ITERATION=" + strconv.Itoa(m.Iteration), "RALPH_TASK_ID=" + m.StoryID}
+	pids, err := proc.KillStrays(o.Dir, env)
+	if len(pids) > 0 {
+		o.warn("killed %s left running by iteration %d", plural.Of(len(pids), "1 process", "%d processes"), m.Iteration)
+	}
+	if err != nil {
+		o.warn("%v", err)
+	}
+	return o.changedSince(ctx, m)
+}
+
+// recordInFlight records the iteration m as interrupted (one of baseline
+// checks, as dropped), undoing a verdict no entry vouches for; changed are
+// what was kept as it is though it changed during it (--accept-changes).
+func (o *Options) recordInFlight(ledger *progress.Ledger, m *progress.Mark, changed []string) error {
 	totals, err := lastTotals(o.path(ProgressFile))
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/ralph-harness/ralph/loop"
 )
 
-func statusCommand() *cli.Command {
+func statusCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show every story's state, attempts and last outcome, and the run's totals",
@@ -24,7 +24,9 @@ func statusCommand() *cli.Command {
 		OnUsageError: onUsageError,
 		Before:       brief,
 		Action: inDir(func(c *cli.Context, dir string) error {
-			r, err := loop.Status(previewOptions(dir))
+			o := previewOptions(dir)
+			o.Now = e.now
+			r, err := loop.Status(o)
 			if err != nil {
 				return err
 			}
@@ -50,7 +52,14 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 			notes = append(notes, n)
 		}
 	}
-	printSummary(w, r.Project, r.Passing, r.Total, r.Next, blocked)
+	now := ""
+	switch {
+	case r.Running != nil:
+		now = running(r.Running)
+	case r.Next != "":
+		now = "next: " + r.Next
+	}
+	printSummary(w, r.Project, r.Passing, r.Total, now, blocked)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STORY\tSTATE\tATTEMPTS\tLAST\tTITLE")
 	for _, s := range r.Stories {
@@ -58,7 +67,11 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 		if s.LastOutcome != "" {
 			last = fmt.Sprintf("%s (#%d)", s.LastOutcome, s.LastIteration)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.State, s.Attempts, last, s.Title)
+		state := s.State
+		if r.Running != nil && s.ID == r.Running.Story {
+			state = "running"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, state, s.Attempts, last, s.Title)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -66,20 +79,36 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 	printNotes(w, notes)
 	t := r.Totals
 	fmt.Fprintf(w, "\n%s · %d tokens · $%.4f · %s\n", plural.Of(t.Iterations, "1 iteration", "%d iterations"), t.Tokens, t.CostUSD,
-		(time.Duration(t.ElapsedSeconds * float64(time.Second))).Round(time.Second))
+		seconds(t.ElapsedSeconds))
 	return nil
 }
 
+// running says what a running loop is doing, for the summary line in
+// place of the next story: "running: US-001 (iteration 4, attempt 2, 1m5s)".
+func running(r *loop.Running) string {
+	what := fmt.Sprintf("attempt %d", r.Attempt)
+	if r.Baseline {
+		what = "baseline checks"
+	}
+	return fmt.Sprintf("running: %s (iteration %d, %s, %s)", r.Story, r.Iteration, what, seconds(r.ElapsedSeconds))
+}
+
+// seconds is a report's count of seconds as a duration to the second.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Second)
+}
+
 // printSummary prints the summary line of `ralph status` and `ralph task
-// list`, then, so that no open question is missed, the command that answers
+// list`, with now ("next: US-001", or what a running loop does) after the
+// count when set, then, so that no open question is missed, the command that answers
 // each blocked story, and a blank line.
-func printSummary(w io.Writer, project string, passing, total int, next string, blocked []string) {
+func printSummary(w io.Writer, project string, passing, total int, now string, blocked []string) {
 	if project != "" {
 		fmt.Fprintf(w, "%s: ", project)
 	}
 	fmt.Fprintf(w, "%d of %s", passing, plural.Of(total, "1 story passes", "%d stories pass"))
-	if next != "" {
-		fmt.Fprintf(w, "; next: %s", next)
+	if now != "" {
+		fmt.Fprintf(w, "; %s", now)
 	}
 	fmt.Fprintln(w)
 	switch len(blocked) {

@@ -193,7 +193,7 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 		Commands: []*cli.Command{
 			initCommand(),
 			loopCommand(e),
-			statusCommand(),
+			statusCommand(e),
 			logCommand(),
 			nextCommand(),
 			taskCommand(),

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"time"
+
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 )
@@ -41,10 +43,28 @@ type StatusReport struct {
 	Passing int           `json:"passing"`
 	Total   int           `json:"total"`
 	Next    string        `json:"next,omitempty"`
-	Totals  Totals        `json:"totals"`
+	// Running is the iteration a running loop has under way; nil when no
+	// loop runs one. Next is empty then: the story after it depends on
+	// the verdict.
+	Running *Running `json:"running,omitempty"`
+	Totals  Totals   `json:"totals"`
 	// Warnings are for a person, on stderr: an iteration a stopped ralph
 	// left open (see openIteration).
 	Warnings []string `json:"-"`
+}
+
+// Running is the iteration a running `ralph loop` has under way, from its
+// start marker in the ledger.
+type Running struct {
+	Story     string    `json:"story"`
+	Iteration int       `json:"iteration"`
+	Attempt   int       `json:"attempt"`
+	Since     time.Time `json:"since"`
+	// ElapsedSeconds is the time since then, by Options.Now.
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	// Baseline is true while the story's baseline checks run, before the
+	// agent starts.
+	Baseline bool `json:"baseline,omitempty"`
 }
 
 // Status reads prd.json and the end of the ledger, changing nothing. A
@@ -99,11 +119,16 @@ func Status(o Options) (StatusReport, error) {
 		}
 		r.Stories = append(r.Stories, sr)
 	}
-	// An iteration a running loop has is its business; one a stopped
+	// An iteration a running loop has is shown as such; one a stopped
 	// ralph left open decides what the next loop does.
 	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil {
-		if note, running := o.openIteration(m); !running {
+		switch note, running := o.openIteration(m); {
+		case !running:
 			r.Warnings = append(r.Warnings, note)
+		default:
+			r.Running = &Running{Story: m.StoryID, Iteration: m.Iteration, Attempt: m.Attempt, Since: m.Time,
+				ElapsedSeconds: max(o.now().Sub(m.Time), 0).Seconds(), Baseline: m.TakingBaseline}
+			r.Next = ""
 		}
 	}
 	return r, nil

@@ -106,6 +106,7 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 					return
 				}
 				cfg.Commit = d.boolean(v, "git.commit")
+				cfg.CommitAsked = cfg.Commit
 			})
 		case "guard":
 			d.table(v, key, func(k string, v any) { d.guardKey(&cfg.Guard, k, v) })

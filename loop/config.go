@@ -18,8 +18,10 @@ type Config struct {
 	Limits Limits
 	Guard  Guard
 	// Commit is whether to commit after every iteration; it applies only
-	// inside a git work tree.
-	Commit bool
+	// inside a git work tree. CommitAsked is whether harness.toml says so
+	// itself (git.commit = true) rather than by default: outside a work
+	// tree, the loop warns then that it makes no commits.
+	Commit, CommitAsked bool
 	// PromptTemplate is the text of a prompt template that replaces the
 	// embedded default; empty means the default.
 	PromptTemplate string

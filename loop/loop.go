@@ -174,10 +174,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := proc.Adopt(); err != nil {
 		o.warn("%v: what an agent leaves running out of its process group is not killed", err)
 	}
-	for _, w := range o.unreported() {
-		o.warn("%s", w)
-	}
-	if w := o.relativePath(); w != "" {
+	for _, w := range o.configWarnings(ctx) {
 		o.warn("%s", w)
 	}
 	if err := o.recover(ctx, ledger); err != nil {

@@ -57,10 +57,7 @@ func Validate(o Options) (Validation, error) {
 	if err := o.committer(context.Background()); err != nil {
 		errs = append(errs, err)
 	}
-	v.Warnings = append(v.Warnings, o.unreported()...)
-	if w := o.relativePath(); w != "" {
-		v.Warnings = append(v.Warnings, w)
-	}
+	v.Warnings = append(v.Warnings, o.configWarnings(context.Background())...)
 	switch {
 	case len(o.Config.Checks) > 0 || read && len(unchecked) == 0:
 	case !read || len(unchecked) == v.Stories:
@@ -173,6 +170,19 @@ func (w *conflictWatch) Write(p []byte) (int, error) {
 		w.line, w.start, p = w.line+1, w.start[:0], p[end+1:]
 	}
 	return n, nil
+}
+
+// configWarnings are the settings that cannot do here what they say, for
+// the start of `ralph loop` and for `ralph validate`.
+func (o *Options) configWarnings(ctx context.Context) []string {
+	ws := o.unreported()
+	if w := o.relativePath(); w != "" {
+		ws = append(ws, w)
+	}
+	if o.Config.CommitAsked && !o.gitTree(ctx) {
+		ws = append(ws, fmt.Sprintf("%s: git.commit = true, but %s is not in a git work tree (or git is missing): no iteration will be committed; run `git init` to have them committed, or set git.commit = false", HarnessFile, o.Dir))
+	}
+	return ws
 }
 
 // unreported warns of the limits that can never stop the run, as the

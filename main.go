@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -224,12 +225,17 @@ func newApp(stdout, stderr io.Writer, e env) *cli.App {
 			if cmd == nil {
 				return usageErrorf("unknown command %q (run `ralph --help` for the list)", args[1])
 			}
+			path := cmd.Name // as typed up to here, for the messages
 			for _, name := range args[2:] {
 				i := slices.IndexFunc(cmd.Subcommands, func(sub *cli.Command) bool { return sub.HasName(name) })
 				if i < 0 {
-					return usageErrorf("help: unexpected argument %q", name)
+					if len(cmd.Subcommands) == 0 {
+						return usageErrorf("unknown command %q (`ralph %s` has no subcommands)", path+" "+name, path)
+					}
+					return usageErrorf("unknown command %q (run `ralph %s --help` for the list)", path+" "+name, path)
 				}
 				cmd = cmd.Subcommands[i]
+				path += " " + cmd.Name
 			}
 			// Every argument names a command: run them with --help.
 			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, args[1:]...), "--help"))
@@ -248,8 +254,57 @@ func showHelp(c *cli.Context) error {
 	return nil
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{err: err}
+// onUsageError makes a flag's error a usage error (exit 2), in ralph's
+// words: the flag package names every flag with one dash and says "parse
+// error" of any value it cannot read.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return &usageError{err: flagError(c, err)}
+}
+
+// The flag package's messages (flag.FlagSet.parseOne).
+var (
+	flagUnknown  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	flagBadValue = regexp.MustCompile(`^invalid value (".*") for flag -+([^:]*): (.*)$`)
+)
+
+// flagError rewords err, when the flag package wrote it, naming the flag as
+// it is typed (--max-iterations, -n) and saying what a bad value should be.
+func flagError(c *cli.Context, err error) error {
+	msg := err.Error()
+	if m := flagUnknown.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("unknown flag %s", dashed(m[1]))
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("flag %s needs a value", dashed(m[1]))
+	}
+	m := flagBadValue.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	want := m[3]
+	if c != nil && c.Command != nil {
+		for _, f := range c.Command.Flags {
+			if !slices.Contains(f.Names(), m[2]) {
+				continue
+			}
+			switch f.(type) {
+			case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+				want = "not a whole number"
+			case *cli.Float64Flag:
+				want = "not a number"
+			}
+		}
+	}
+	return fmt.Errorf("invalid value %s for %s: %s", m[1], dashed(m[2]), want)
+}
+
+// dashed is a flag's name as typed: --name, or -n for a one-letter name.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // usageError is bad usage or bad input: exit 2, and nothing was changed.

@@ -64,7 +64,7 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 		if r.Passed {
 			continue
 		}
-		excerpt := checks.Excerpt(r.Output, 20)
+		excerpt := r.Excerpt(20)
 		if r.Err != nil {
 			excerpt = secrets.String(r.Err.Error())
 		}

@@ -307,6 +307,26 @@ func Excerpt(out string, maxLines int) string {
 	return strings.Join(lines, "\n")
 }
 
+// Excerpt is Excerpt(r.Output, maxLines), but for a check that failed
+// with nothing in its output to show: then it says how the check ended,
+// "(exited 3, no output)", as a failure shown with nothing to act on tells
+// neither the agent nor a person where to start. A timed-out check's
+// excerpt says only "(no output)": whatever shows it says it timed out.
+func (r Result) Excerpt(maxLines int) string {
+	x := Excerpt(r.Output, maxLines)
+	if x != "" || maxLines <= 0 || r.Passed || r.Err != nil || r.Stopped {
+		return x
+	}
+	what := "no output"
+	if r.Output != "" {
+		what = "blank output"
+	}
+	if r.TimedOut {
+		return "(" + what + ")"
+	}
+	return fmt.Sprintf("(exited %d, %s)", r.ExitCode, what)
+}
+
 // cutLine cuts l to maxExcerptLine bytes on a rune boundary, marking the cut.
 func cutLine(l string) string { return textcut.Head(l, maxExcerptLine, "…") }
 

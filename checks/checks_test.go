@@ -332,6 +332,30 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
+func TestResultExcerpt(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"output shown", Result{ExitCode: 1, Output: "FAIL: TestCart\n"}, "FAIL: TestCart"},
+		{"no output", Result{ExitCode: 3}, "(exited 3, no output)"},
+		{"blank output", Result{ExitCode: 4, Output: "\n  \n\x1b[0m\n"}, "(exited 4, blank output)"},
+		{"timed out", Result{ExitCode: 130, TimedOut: true}, "(no output)"},
+		{"passed", Result{Passed: true}, ""},
+		{"could not start", Result{ExitCode: -1, Err: errors.New("no sh")}, ""},
+		{"stopped", Result{ExitCode: 130, Stopped: true}, ""},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Excerpt(5); got != tt.want {
+			t.Errorf("%s: Excerpt(5) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := (Result{ExitCode: 3}).Excerpt(0); got != "" {
+		t.Errorf("Excerpt(0) = %q, want none", got)
+	}
+}
+
 func TestExcerptRunes(t *testing.T) {
 	got := Excerpt(strings.Repeat("€", 100), 1) // 300 bytes
 	if len(got) > 200 || !strings.HasSuffix(got, "€…") {

@@ -1054,7 +1054,7 @@ func (it *iteration) runChecks(ctx context.Context, story *prd.Story, baseline [
 			Tests:    max(r.Tests, 0),
 		}
 		if !r.Passed {
-			c.Excerpt = checks.Excerpt(r.Output, excerptLines)
+			c.Excerpt = r.Excerpt(excerptLines)
 			if r.Err != nil {
 				c.Excerpt = r.Err.Error()
 			} else {
@@ -1226,7 +1226,7 @@ func checkEvent(iteration int, storyID string, r checks.Result) Event {
 	ev := Event{Event: EventCheckFinished, Iteration: iteration, Story: storyID, Check: r.Name, Passed: ptr(r.Passed),
 		Status: r.Verdict(), Seconds: ptr(r.Duration.Seconds()), Message: r.Summary()}
 	if !r.Passed && r.Err == nil {
-		ev.Excerpt = checks.Excerpt(r.Output, narratedLines)
+		ev.Excerpt = r.Excerpt(narratedLines)
 	}
 	return ev
 }

@@ -56,6 +56,9 @@ func loadHarness(dir string) (loop.Config, error) {
 	cfg, err := parseHarness(data, harnessFile)
 	if name := cfg.PromptTemplateName; name != "" {
 		text, terr := readbuf.ReadFile(nil, filepath.Join(dir, name))
+		if terr == nil {
+			terr = blankTemplate(name, text)
+		}
 		if terr != nil {
 			err = errors.Join(err, fmt.Errorf("%s: prompt.template: %w", harnessFile, terr))
 		}
@@ -65,6 +68,18 @@ func loadHarness(dir string) (loop.Config, error) {
 		return loop.Config{}, &usageError{err: err}
 	}
 	return cfg, nil
+}
+
+// blankTemplate refuses a prompt template file with nothing in it, or
+// only white space: every iteration would send the agent an empty prompt.
+func blankTemplate(name string, text []byte) error {
+	switch {
+	case len(text) == 0:
+		return fmt.Errorf("%q: the file is empty: every prompt would be empty; write the prompt in it, or remove the key to use the built-in one", name)
+	case len(bytes.TrimSpace(text)) == 0:
+		return fmt.Errorf("%q: the file holds only white space: every prompt would be empty; write the prompt in it, or remove the key to use the built-in one", name)
+	}
+	return nil
 }
 
 // parseHarness decodes harness.toml data and checks every key, reporting all

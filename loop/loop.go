@@ -629,7 +629,7 @@ func (o *Options) reload() (*templates.Template, error) {
 }
 
 func (o *Options) template() (*templates.Template, error) {
-	if o.Config.PromptTemplate == "" {
+	if o.Config.PromptTemplate == "" && o.Config.PromptTemplateName == "" {
 		return templates.Default(), nil
 	}
 	t, err := templates.Parse(o.Config.PromptTemplateName, o.Config.PromptTemplate)
@@ -637,6 +637,12 @@ func (o *Options) template() (*templates.Template, error) {
 		var samples []string
 		samples, err = t.Samples()
 		for _, s := range samples {
+			if strings.TrimSpace(s) == "" {
+				// A template of nothing but actions ({{/* … */}}) would
+				// send the agent an empty prompt.
+				err = errors.New("the template renders an empty prompt: the agent would get nothing to work on; write the prompt in it")
+				break
+			}
 			if ParseClaim(s) != (Claim{}) {
 				err = errors.New("the prompt ends with a reply tag: an agent that echoes its prompt would claim it; end the template with something else")
 				break

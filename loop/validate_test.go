@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -35,6 +36,32 @@ func TestConflictMarker(t *testing.T) {
 		}
 		if w.found != c.want || small.found != c.want {
 			t.Errorf("conflictWatch(%.20q…) found line %d (in small pieces %d), want %d", c.text, w.found, small.found, c.want)
+		}
+	}
+}
+
+// TestTemplateEmptyPrompt: a project's template that renders an empty
+// prompt, on any data, is bad input naming its file; one with no text at
+// all is not taken for no template.
+func TestTemplateEmptyPrompt(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		ok   bool
+	}{
+		{"", false},
+		{" \n\t\n", false},
+		{"{{/* to do */}}\n", false},
+		{"{{with .Previous}}{{.}}{{end}}", false}, // empty on a first iteration
+		{"Work on {{.Story.ID}}.", true},
+	} {
+		o := &Options{Config: Config{PromptTemplateName: "my.tmpl", PromptTemplate: c.text}}
+		_, err := o.template()
+		var input *InputError
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("template(%q): error %v, want ok", c.text, err)
+		case !c.ok && (!errors.As(err, &input) || !strings.HasPrefix(err.Error(), "my.tmpl: the template renders an empty prompt")):
+			t.Errorf("template(%q): error %v, want an InputError: my.tmpl: the template renders an empty prompt…", c.text, err)
 		}
 	}
 }

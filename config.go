@@ -24,6 +24,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/textpos"
 	"github.com/ralph-harness/ralph/loop"
+	"github.com/ralph-harness/ralph/prd"
 )
 
 // The names of the three files, relative to the work directory.
@@ -578,6 +579,11 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 		}
 		if c.Name == "" {
 			c.Name = fmt.Sprintf("check%d", i+1)
+		}
+		if r, ok := prd.ControlIn(c.Name); ok {
+			// The prompt and the ledger give a check's name a line; a
+			// line break in it would start another.
+			d.errorf(key+".name", "%q: %U is a control character: a check's name is a line of plain text", c.Name, r)
 		}
 		if first, dup := names[c.Name]; dup {
 			d.errorf(key+".name", "%q: duplicate name (first at checks[%d])", c.Name, first)

@@ -125,6 +125,10 @@ commit = true
 			`h.toml: agent.env: "A=B": not a variable's name (empty, or with = or NUL in it)`,
 			`h.toml: agent.env: "": not a variable's name (empty, or with = or NUL in it)`,
 		}},
+		{"check names not plain", "[agent]\npreset = \"claude\"\n\n[[checks]]\nname = \"unit\\ntest\"\nrun = \"true\"\n\n[[checks]]\nname = \"lint\\t\"\nrun = \"true\"\n", []string{
+			`h.toml: checks[0].name: "unit\ntest": U+000A is a control character: a check's name is a line of plain text`,
+			`h.toml: checks[1].name: "lint\t": U+0009 is a control character`,
+		}},
 		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: amp, claude, codex, copilot, cursor, gemini, opencode)`}},
 	}
 	for _, tt := range tests {

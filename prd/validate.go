@@ -34,7 +34,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	if !listed {
 		add("missing userStories array")
 	}
-	if r, ok := controlIn(f.Project); ok {
+	if r, ok := ControlIn(f.Project); ok {
 		add("project: %U is a control character: a project's name is a line of plain text", r)
 	}
 
@@ -137,7 +137,7 @@ func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bo
 	}
 	// A title is shown on people's terminals (status, task list, the
 	// loop's narration): an escape in it would drive the terminal.
-	if r, ok := controlIn(s.Title); ok {
+	if r, ok := ControlIn(s.Title); ok {
 		add("%s: title: %U is a control character: a title is a line of plain text", name(i), r)
 	}
 	if s.Attempts < 0 {
@@ -219,7 +219,7 @@ func (f *File) name(i int) string {
 }
 
 // PlainLine returns s as a line of plain text, as a title or a project's
-// name must be: without the characters controlIn finds.
+// name must be: without the characters ControlIn finds.
 func PlainLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if isControl(r) {
@@ -229,11 +229,12 @@ func PlainLine(s string) string {
 	}, s)
 }
 
-// controlIn returns the first control character in s (a line break, a tab,
+// ControlIn returns the first control character in s (a line break, a tab,
 // an escape), Unicode line or paragraph separator, or bidirectional
 // embedding, override or isolate, which turns what follows it around on a
-// terminal.
-func controlIn(s string) (rune, bool) {
+// terminal: what a line of plain text (a title, a project's or a check's
+// name) may not hold.
+func ControlIn(s string) (rune, bool) {
 	// Most text is ASCII, whose only such characters are C0 and DEL: it is
 	// read byte by byte, and the rest, if any, rune by rune.
 	i := 0
@@ -250,7 +251,7 @@ func controlIn(s string) (rune, bool) {
 	return 0, false
 }
 
-// isControl reports whether r is a character controlIn finds.
+// isControl reports whether r is a character ControlIn finds.
 func isControl(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
 		'\u202A' <= r && r <= '\u202E' || '\u2066' <= r && r <= '\u2069'

@@ -284,9 +284,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		story, err := o.pick(f, totals, n)
 		var stop *StopError
 		// The invocation's own budget (--once, --max-iterations) is one no
-		// change can raise: spent, it leaves nothing to watch for.
+		// change can raise: spent, it leaves nothing to watch for. A limit
+		// of harness.toml's is one a person can raise there, as a question
+		// is one a person can answer in prd.json: watched for.
 		spent := o.MaxIterations > 0 && n >= o.MaxIterations
-		if story == nil && o.Watch && !spent && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled)) {
+		if story == nil && o.Watch && !spent && (err == nil || errors.As(err, &stop) && (stop.Kind == NeedsHuman || stop.Kind == Stalled || stop.Kind == LimitReached)) {
 			why := "every story passes"
 			if err != nil {
 				why = err.Error()

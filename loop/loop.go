@@ -245,6 +245,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	retries := 0    // problems in a row, for the backoff
 	transients := 0 // transient errors in a row, for agent.max_retries
 	loaded := o.harnessSum()
+	// Watching, a file that cannot be used may be one a person's editor is
+	// saving (removed and written again, or truncated and written): the
+	// round begins again once the directory is quiet (see waitQuiet), and
+	// only what is wrong then is said. settled: this round did.
+	settled := false
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -252,12 +257,27 @@ func Run(ctx context.Context, o Options) (err error) {
 		switch sum := o.harnessSum(); {
 		case o.Reload == nil || bytes.Equal(sum, loaded):
 		case sum == nil:
+			if o.Watch && !settled {
+				settled = true
+				if err := o.waitQuiet(ctx); err != nil {
+					return err
+				}
+				continue
+			}
 			// Said once: the sum of a file back in place differs from nil.
 			loaded = nil
 			o.warn("%s cannot be read any more, so the previous settings stay", HarnessFile)
 		default:
+			t, err := o.reload()
+			if err != nil && o.Watch && !settled {
+				settled = true
+				if err := o.waitQuiet(ctx); err != nil {
+					return err
+				}
+				continue
+			}
 			loaded = sum
-			if t, err := o.reload(); err != nil {
+			if err != nil {
 				o.warn("%s changed but cannot be used, so the previous settings stay: %v", o.settings(), err)
 			} else {
 				tmpl = t
@@ -269,12 +289,21 @@ func Run(ctx context.Context, o Options) (err error) {
 		f, err := o.loadStories()
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
+			if !settled {
+				settled = true
+				if err := o.waitQuiet(ctx); err != nil {
+					return err
+				}
+				continue
+			}
 			o.warn("%v", err)
 			if err := o.waitForChange(ctx, PRDFile+" cannot be used"); err != nil {
 				return err
 			}
+			settled = false
 			continue
 		}
+		settled = false
 		if err != nil {
 			return err
 		}

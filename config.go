@@ -323,7 +323,12 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 	case "idle_timeout":
 		a.IdleTimeout = d.duration(v, key)
 	case "retry_backoff":
-		a.RetryBackoff = d.duration(v, key)
+		errs := len(d.errs)
+		if a.RetryBackoff = d.duration(v, key); a.RetryBackoff == 0 && len(d.errs) == errs {
+			// Doubling nothing is nothing: a rate-limited service would
+			// be asked again at once, without end.
+			d.errorf(key, "%q: must be more than 0: it is the first wait after a rate limit or a server error, doubled each time", v)
+		}
 	case "max_retries":
 		a.MaxRetries = int(d.count(v, key))
 	case "env":

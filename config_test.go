@@ -71,6 +71,17 @@ func TestParseHarnessCommandReplacesPresetProgram(t *testing.T) {
 	}
 }
 
+// TestRetryBackoffOneError: a retry_backoff that is no duration, or a
+// negative one, is one error, not also one for being 0.
+func TestRetryBackoffOneError(t *testing.T) {
+	for _, v := range []string{`"-1s"`, `"soon"`, `5`} {
+		_, err := parseHarness([]byte("[agent]\npreset = \"claude\"\nretry_backoff = "+v+"\n"), "h.toml")
+		if err == nil || strings.Count(err.Error(), "retry_backoff") != 1 {
+			t.Errorf("retry_backoff = %s: error %v, want one about retry_backoff", v, err)
+		}
+	}
+}
+
 func TestParseHarnessErrors(t *testing.T) {
 	tests := []struct {
 		name, text string
@@ -128,6 +139,9 @@ commit = true
 		{"check names not plain", "[agent]\npreset = \"claude\"\n\n[[checks]]\nname = \"unit\\ntest\"\nrun = \"true\"\n\n[[checks]]\nname = \"lint\\t\"\nrun = \"true\"\n", []string{
 			`h.toml: checks[0].name: "unit\ntest": U+000A is a control character: a check's name is a line of plain text`,
 			`h.toml: checks[1].name: "lint\t": U+0009 is a control character`,
+		}},
+		{"no backoff", "[agent]\npreset = \"claude\"\nretry_backoff = \"0s\"\n", []string{
+			`h.toml: agent.retry_backoff: "0s": must be more than 0: it is the first wait after a rate limit or a server error, doubled each time`,
 		}},
 		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: amp, claude, codex, copilot, cursor, gemini, opencode)`}},
 	}

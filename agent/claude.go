@@ -95,8 +95,13 @@ func (r *claudeReader) finish(res *Result) {
 // its api_error_status or api_error_type says, else what its message says
 // (a low credit balance is a permanent one); nil when neither tells.
 func (r *claudeReader) resultProblem() *Problem {
-	p := classifyAs(r.final, claudeErrorKind(r.errStatus, r.errType),
-		fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
+	kind := claudeErrorKind(r.errStatus, r.errType)
+	if kind == Permanent && outgrownRE().MatchString(r.final) {
+		// Refused as too long, the conversation outgrew the model's
+		// context in this iteration: the next begins afresh.
+		kind = 0
+	}
+	p := classifyAs(r.final, kind, fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
 	if p != nil {
 		r.withLimitReset(p)
 	}
@@ -128,6 +133,11 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 	case status >= 500 || typ == "api_error" || typ == "overloaded_error" ||
 		typ == "overloaded" || typ == "server_error":
 		return Transient
+	case status == 400 || typ == "invalid_request_error":
+		// A request the service will never take (max_tokens above the
+		// model's, a parameter it does not know): asked again, it is
+		// refused again, and every attempt of every story with it.
+		return Permanent
 	}
 	return 0
 }

@@ -106,6 +106,29 @@ func TestClaudeEvents(t *testing.T) {
 			problem: &Problem{Kind: Transient, Message: "API Error: upstream connect error"},
 		},
 		{
+			// Asked again, the same request is refused again: the loop
+			// stops rather than spend every story's attempts on it.
+			name:    "a request the service refuses is permanent",
+			input:   `{"type":"result","is_error":true,"api_error_status":400,"api_error_type":"invalid_request_error","result":"max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for test-model"}` + "\n",
+			shown:   "✗ result — max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for test-model\n",
+			res:     Result{FinalMessage: "max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for test-model", APIError: true},
+			problem: &Problem{Kind: Permanent, Message: "max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for test-model"},
+		},
+		{
+			name:    "a status 400 alone is permanent too",
+			input:   `{"type":"result","is_error":true,"api_error_status":400,"result":"API Error: 400 unknown parameter: reasoning"}` + "\n",
+			shown:   "✗ result — API Error: 400 unknown parameter: reasoning\n",
+			res:     Result{FinalMessage: "API Error: 400 unknown parameter: reasoning", APIError: true},
+			problem: &Problem{Kind: Permanent, Message: "API Error: 400 unknown parameter: reasoning"},
+		},
+		{
+			// The next iteration begins with a new conversation.
+			name:  "a conversation too long for the model is no problem of the service",
+			input: `{"type":"result","is_error":true,"api_error_status":400,"api_error_type":"invalid_request_error","result":"prompt is too long: 215000 tokens > 200000 maximum"}` + "\n",
+			shown: "✗ result — prompt is too long: 215000 tokens > 200000 maximum\n",
+			res:   Result{FinalMessage: "prompt is too long: 215000 tokens > 200000 maximum", APIError: true},
+		},
+		{
 			name:    "a rate limit's reset from its message",
 			input:   `{"type":"result","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · try again in 2 minutes"}` + "\n",
 			shown:   "✗ result — API Error: Request rejected (429) · try again in 2 minutes\n",

@@ -65,6 +65,10 @@ var (
 	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:(?:usage|session|weekly|daily|monthly|opus|sonnet|\d+-hour) )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
 	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
 	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
+	// outgrownRE is a request refused as too long for the model's context:
+	// Anthropic's "prompt is too long: 215000 tokens > 200000 maximum",
+	// OpenAI's "maximum context length is 128000 tokens".
+	outgrownRE = lazyre.New(`(?i)prompt is too long|context[ _](?:length|window)|too many (?:input )?tokens`)
 	// noiseRE is what is read past: where a crash's stack points
 	// (index.js:429:17, "line 500, in f"), whose numbers are no HTTP
 	// statuses, and a context window that is full (Claude Code's "Context

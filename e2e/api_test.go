@@ -185,6 +185,30 @@ func TestAPIBadKey(t *testing.T) {
 	})
 }
 
+// TestAPIBadRequest: a request the API will never take (a max_tokens above
+// the model's) stops the loop at once (exit 1), counting no attempt: asked
+// again, it would be refused again, for every story.
+func TestAPIBadRequest(t *testing.T) {
+	forEachAPI(t, func(t *testing.T, api string) {
+		conv := apiGreeter
+		msg := "max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for test-model"
+		body := map[string]string{
+			"anthropic": `{"type":"error","error":{"type":"invalid_request_error","message":"` + msg + `"}}`,
+			"openai":    `{"error":{"message":"` + msg + `","type":"invalid_request_error","code":null}}`,
+		}[api]
+		conv.Faults = map[int][]fakemodel.Fault{0: {{Status: 400, Body: body}}}
+		s := startServer(t, conv)
+		dir := writeProject(t, apiHarness(api, apiBase[api](s.URL), ""), apiPRD, "")
+		_, stderr := runLoop(t, dir, isolatedEnv(t, s, "RALPH_E2E_KEY=sk-fake-e2e"), 1)
+		if want := "ralph: error: the agent reported a permanent error: API error 400 (invalid_request_error): " + msg; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+		if prd := readFile(t, filepath.Join(dir, "prd.json")); strings.Contains(prd, `"attempts"`) || strings.Contains(prd, `"failed"`) {
+			t.Errorf("the refused request counted against the story:\n%s", prd)
+		}
+	})
+}
+
 // fakeClaude prints what Claude Code prints for one turn that claims done,
 // after doing the work: the claude preset reads it as it reads the API
 // agent's output.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -36,12 +38,60 @@ func gitIdentity(ctx context.Context, dir string) bool {
 }
 
 // committer refuses a run that is to commit when git does not know who
-// commits: every commit of it would fail, and leave no checkpoint.
+// commits, or when a merge (a cherry-pick, a revert, a rebase) is under
+// way: every commit of it would fail, and leave no checkpoint; and the
+// commit's `git add` would take conflicted files, markers and all, for
+// resolved.
 func (o *Options) committer(ctx context.Context) error {
-	if !o.Config.Commit || !o.gitTree(ctx) || gitIdentity(ctx, o.Dir) {
+	if !o.Config.Commit || !o.gitTree(ctx) {
 		return nil
 	}
-	return &InputError{Err: fmt.Errorf("git.commit is on, but git does not know who commits: set user.name and user.email (git config user.email you@example.com), or set git.commit = false in %s", HarnessFile)}
+	if !gitIdentity(ctx, o.Dir) {
+		return &InputError{Err: fmt.Errorf("git.commit is on, but git does not know who commits: set user.name and user.email (git config user.email you@example.com), or set git.commit = false in %s", HarnessFile)}
+	}
+	if op := gitUnderway(ctx, o.Dir); op != "" {
+		return &InputError{Err: fmt.Errorf("git.commit is on, but a %s is under way in the work tree: finish it or abort it (git %s --continue, or --abort), or set git.commit = false in %s", op, op, HarnessFile)}
+	}
+	return nil
+}
+
+// gitUnderway names the operation git has under way in the work tree at
+// dir and waits for a person to end ("merge", "cherry-pick", "revert",
+// "rebase"), by the files git keeps while it does; "" when there is none.
+func gitUnderway(ctx context.Context, dir string) string {
+	ops := []struct{ op, file string }{
+		{"merge", "MERGE_HEAD"}, {"cherry-pick", "CHERRY_PICK_HEAD"}, {"revert", "REVERT_HEAD"},
+		{"rebase", "rebase-merge"}, {"rebase", "rebase-apply"},
+	}
+	args := []string{"rev-parse"}
+	for _, o := range ops {
+		args = append(args, "--git-path", o.file)
+	}
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return ""
+	}
+	for i, path := range strings.Split(strings.TrimSpace(out), "\n") {
+		if i < len(ops) && exists(gitPath(dir, path)) {
+			return ops[i].op
+		}
+	}
+	return ""
+}
+
+// gitPath is a path git printed for dir (rev-parse --git-path), relative
+// to dir or absolute.
+func gitPath(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+// exists reports whether there is a file or a directory at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // gitTree is inWorkTree for the loop's directory, asked once per run: git
@@ -88,12 +138,21 @@ func hungUp(err error) bool {
 	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGHUP)
 }
 
-// gitDetached reports whether the work tree at dir has no branch checked
-// out: its commits belong to no branch, and a checkout leaves them behind.
-func gitDetached(ctx context.Context, dir string) bool {
-	_, err := git(ctx, dir, "symbolic-ref", "-q", "HEAD")
-	var exit *exec.ExitError
-	return errors.As(err, &exit) && exit.ExitCode() == 1
+// detached reports whether the work tree has no branch checked out: its
+// commits belong to no branch, and a checkout leaves them behind. It reads
+// the file git keeps HEAD in ("ref: refs/heads/main", or a commit's id when
+// detached), found once per run: asked after every commit (an agent may
+// check out a commit), it starts no git.
+func (o *Options) detached(ctx context.Context) bool {
+	if o.gitHead == "" {
+		out, err := git(ctx, o.Dir, "rev-parse", "--git-path", "HEAD")
+		if err != nil {
+			return false
+		}
+		o.gitHead = gitPath(o.Dir, strings.TrimSpace(out))
+	}
+	head, err := os.ReadFile(o.gitHead)
+	return err == nil && !bytes.HasPrefix(head, []byte("ref: "))
 }
 
 // gitDirty reports whether the work directory has uncommitted changes

@@ -76,6 +76,10 @@ type Options struct {
 	AcceptChanges bool
 	// inGit caches whether Dir is in a git work tree (gitTree).
 	inGit *bool
+	// gitHead is the file git keeps HEAD in (see detached), and
+	// detachedSaid whether the loop said that HEAD is detached.
+	gitHead      string
+	detachedSaid bool
 	// bufs are the buffers the files are read into (buffers).
 	bufs *buffers
 	// redactor keeps secrets out of what the loop writes; built on first
@@ -203,7 +207,8 @@ func Run(ctx context.Context, o Options) (err error) {
 		if dirty {
 			o.warn("the work tree has uncommitted changes: they will be part of the first iteration's commit")
 		}
-		if gitDetached(ctx, o.Dir) {
+		if o.detached(ctx) {
+			o.detachedSaid = true
 			o.warn("HEAD is detached: the iterations' commits will be on no branch (check out a branch to keep them)")
 		}
 	}
@@ -1703,6 +1708,11 @@ func (it *iteration) record(ctx context.Context, message string) error {
 				it.entry.Commit = id
 				o.emit(Event{Event: EventCommitted, Iteration: it.entry.Iteration, Story: it.entry.StoryID, Commit: id,
 					Message: "committed " + id})
+				if !o.detachedSaid && o.detached(ctx) {
+					// The agent checked out a commit, say.
+					o.detachedSaid = true
+					o.warn("HEAD is detached (since the work of iteration %d): its commit %s and the next ones are on no branch; make a branch of them to keep them (git switch -c NAME)", it.entry.Iteration, id)
+				}
 			}
 		})
 		it.entry.Tampered = append(it.entry.Tampered, undone...)

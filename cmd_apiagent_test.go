@@ -1,11 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/fakemodel"
 )
 
 func TestParseHarnessAPI(t *testing.T) {
@@ -97,4 +104,32 @@ func TestParseHarnessAPIErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAPIScripts runs the scripts of testdata/script/apimodel: the loop
+// with the built-in API agent against a fake model server, which each
+// script's model.json scripts (a JSON list of fakemodel.Conversation) and
+// whose base URL is $MODEL_URL.
+func TestAPIScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           filepath.Join("testdata", "script", "apimodel"),
+		UpdateScripts: *update,
+		Setup: func(e *testscript.Env) error {
+			b, err := os.ReadFile(filepath.Join(e.WorkDir, "model.json"))
+			if err != nil {
+				return err
+			}
+			var convs []fakemodel.Conversation
+			if err := json.Unmarshal(b, &convs); err != nil {
+				return fmt.Errorf("model.json: %w", err)
+			}
+			s, err := fakemodel.Start(convs...)
+			if err != nil {
+				return err
+			}
+			e.Defer(func() { s.Close() })
+			e.Setenv("MODEL_URL", s.URL)
+			return nil
+		},
+	})
 }

@@ -167,7 +167,7 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("the stream ended before message_stop")
 			}
-			return reply{}, &apiError{Network: true, Message: "stream cut off: " + err.Error()}
+			return partial(rep), &apiError{Network: true, Message: "stream cut off: " + err.Error()}
 		}
 		s.alive()
 		var data struct {
@@ -261,7 +261,7 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 			// overloaded_error: the request failed after all.
 			e := &apiError{Type: data.Error.Type, Message: oneLine(data.Error.Message)}
 			e.Status = anthropicStatus(data.Error.Type)
-			return reply{}, e
+			return partial(rep), e
 		}
 		// ping, and event types added later, need nothing.
 	}

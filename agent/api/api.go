@@ -185,7 +185,9 @@ type provider interface {
 	// headers the API wants besides the content type.
 	request(conv []message) (body []byte, header http.Header, err error)
 	// stream reads a reply the server streams, whole one it sends in one
-	// piece; both give its text to s as it comes.
+	// piece; both give its text to s as it comes. When stream fails, its
+	// reply holds what the server reported of the request's usage and
+	// cost before the stream broke off (see partial), and nothing else.
 	stream(body io.Reader, s sink) (reply, error)
 	whole(body io.Reader, s sink) (reply, error)
 }
@@ -225,6 +227,19 @@ type reply struct {
 	// it did not say.
 	Cost *float64
 	Stop string // why the model stopped, in the API's words
+}
+
+// partial is what counts of a reply that broke off: the usage and cost the
+// server reported before it did. A request the run gives up on (an
+// interrupt, agent.timeout) is billed as far as it went.
+func partial(rep reply) reply {
+	return reply{Usage: rep.Usage, Cost: rep.Cost}
+}
+
+// reported reports whether the server said anything of the reply's usage
+// or cost.
+func (rep reply) reported() bool {
+	return rep.Usage != (usage{}) || rep.Cost != nil
 }
 
 // usage counts one request's tokens. Input excludes the cached tokens.
@@ -289,7 +304,12 @@ func (r *run) run(ctx context.Context) (int, error) {
 		rep, err := r.request(ctx, conv)
 		if err != nil {
 			if ctx.Err() != nil {
-				return 1, ErrInterrupted
+				// The request in flight counts as far as the server
+				// reported it.
+				if rep.reported() {
+					r.account(rep)
+				}
+				return r.interrupted(start)
 			}
 			r.fail(err, start)
 			return 1, nil
@@ -308,7 +328,7 @@ func (r *run) run(ctx context.Context) (int, error) {
 		for _, c := range rep.Calls {
 			res := r.tools.call(ctx, c)
 			if ctx.Err() != nil {
-				return 1, ErrInterrupted
+				return r.interrupted(start)
 			}
 			if _, err := objectArgs(c.Args); err != nil && (rep.Stop == "max_tokens" || rep.Stop == "length") {
 				res.Content += fmt.Sprintf(" (your reply was cut off at agent.max_output_tokens = %d tokens: send less in one call, e.g. write a long file in parts)", r.o.MaxOutputTokens)
@@ -327,8 +347,21 @@ func (r *run) run(ctx context.Context) (int, error) {
 	}
 }
 
+// interrupted ends a run that ctx stopped (ralph's stop on agent.timeout,
+// agent.idle_timeout or an interrupt is a SIGINT) with a result that holds
+// the tokens and cost spent so far: ralph counts them against
+// loop.max_tokens and loop.max_cost_usd whether or not the run finished.
+// The result has no text: a stopped run has no final message.
+func (r *run) interrupted(start time.Time) (int, error) {
+	r.out.result(r.resultEvent("error_during_execution", false, "", start))
+	return 1, ErrInterrupted
+}
+
 // request sends the conversation and retries what may pass: a server
-// error, a dropped stream, a rate limit that lifts within MaxWait.
+// error, a dropped stream, a rate limit that lifts within MaxWait. When ctx
+// ends the request, the reply returned with ctx's error is the partial one
+// of the attempt in flight; the attempts before it failed and were tried
+// again, and count nothing.
 func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 	for attempt := 1; ; attempt++ {
 		text := &textSink{out: r.out}
@@ -339,7 +372,7 @@ func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 			return rep, nil
 		}
 		if ctx.Err() != nil {
-			return reply{}, ctx.Err()
+			return partial(rep), ctx.Err()
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) {

@@ -234,7 +234,8 @@ func oneLine(s string) string { return textcut.OneLine(s, maxSummary) }
 
 // send asks p for the model's next reply to the conversation and reads it,
 // streamed or sent whole, giving its text to s. It returns an *apiError for
-// what the API or the network did wrong.
+// what the API or the network did wrong, with the partial reply of a stream
+// that broke off.
 func send(ctx context.Context, o *Options, p provider, conv []message, s sink) (reply, error) {
 	body, header, err := p.request(conv)
 	if err != nil {

@@ -162,7 +162,7 @@ func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("the stream ended before [DONE]")
 			}
-			return reply{}, &apiError{Network: true, Message: "stream cut off: " + err.Error()}
+			return partial(rep), &apiError{Network: true, Message: "stream cut off: " + err.Error()}
 		}
 		s.alive()
 		if strings.TrimSpace(string(ev.Data)) == "[DONE]" {
@@ -184,7 +184,7 @@ func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
 			continue
 		}
 		if chunk.Error != nil {
-			return reply{}, chunkError(chunk.Error)
+			return partial(rep), chunkError(chunk.Error)
 		}
 		if rep.ID == "" {
 			rep.ID = chunk.ID

@@ -157,9 +157,24 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 		// {} from the API itself, which streams the input in deltas; the
 		// whole of it from some servers that speak its protocol.
 		input json.RawMessage
+		said  bool // a text block's text has begun
 	}
 	blocks := map[int]*block{}
 	var order []int
+	text := func(b *block, t string) {
+		if t == "" {
+			return
+		}
+		if !b.said {
+			b.said = true
+			// A block ends the text before it, on screen too when the
+			// server sent no content_block_stop.
+			s.endText()
+			rep.Text = joinText(rep.Text, "")
+		}
+		rep.Text += t
+		s.text(t)
+	}
 	sse := newSSEReader(body)
 	for {
 		ev, err := sse.next()
@@ -211,10 +226,7 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 			blocks[data.Index] = b
 			switch b.typ {
 			case "text":
-				if data.ContentBlock.Text != "" {
-					rep.Text += data.ContentBlock.Text
-					s.text(data.ContentBlock.Text)
-				}
+				text(b, data.ContentBlock.Text)
 			case "tool_use":
 				b.call = &toolCall{ID: data.ContentBlock.ID, Name: data.ContentBlock.Name}
 				b.input = data.ContentBlock.Input
@@ -226,8 +238,7 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 			}
 			switch data.Delta.Type {
 			case "text_delta":
-				rep.Text += data.Delta.Text
-				s.text(data.Delta.Text)
+				text(b, data.Delta.Text)
 			case "input_json_delta":
 				b.args.WriteString(data.Delta.PartialJSON)
 			}
@@ -294,7 +305,10 @@ func (a *anthropic) whole(body io.Reader, s sink) (reply, error) {
 	for _, c := range msg.Content {
 		switch c.Type {
 		case "text":
-			rep.Text += c.Text
+			if c.Text == "" {
+				continue
+			}
+			rep.Text = joinText(rep.Text, c.Text)
 			s.text(c.Text)
 			s.endText()
 		case "tool_use":
@@ -306,6 +320,17 @@ func (a *anthropic) whole(body io.Reader, s sink) (reply, error) {
 		}
 	}
 	return rep, nil
+}
+
+// joinText adds a text block to the reply's text before it. Each block
+// starts on a line of its own, as the blocks are shown, so that a claim
+// the model puts in a block of its own (<ralph>done</ralph> after a
+// summary) stands on its own line in the final message.
+func joinText(before, block string) string {
+	if before == "" || strings.HasSuffix(before, "\n") {
+		return before + block
+	}
+	return before + "\n" + block
 }
 
 // objectArgs checks that a tool call's arguments are one JSON object.

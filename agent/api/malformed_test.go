@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ralph-harness/ralph/loop"
 )
 
 // replay is a model server that answers the n-th request with the n-th
@@ -204,5 +206,80 @@ func TestInputAtStart(t *testing.T) {
 	second := r.requests[1]
 	if !strings.Contains(second, "the notes") || !strings.Contains(second, `"input":{"path":"notes.txt"}`) {
 		t.Errorf("the call did not run with its input:\n%s", second)
+	}
+}
+
+// TestTextBlocks: the text blocks of one reply are shown one after the
+// other, each from the start of a line, and the final message has them so
+// too: a claim in a block of its own stands on its own line, as ralph's
+// reply protocol wants it, whether the reply streams or comes whole.
+func TestTextBlocks(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		blocks []string
+		want   string
+	}{
+		{"two", []string{"All done, wrote the file.", "<ralph>done</ralph>"}, "All done, wrote the file.\n<ralph>done</ralph>"},
+		{"ends its line", []string{"All done.\n", "<ralph>done</ralph>"}, "All done.\n<ralph>done</ralph>"},
+		{"empty one", []string{"All done.", "", "<ralph>done</ralph>"}, "All done.\n<ralph>done</ralph>"},
+	} {
+		events := []map[string]any{
+			{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "content": []any{},
+				"model": "m", "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}},
+		}
+		var content []any
+		for i, text := range tt.blocks {
+			events = append(events,
+				map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}},
+				map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": text}},
+				map[string]any{"type": "content_block_stop", "index": i},
+			)
+			content = append(content, map[string]any{"type": "text", "text": text})
+		}
+		events = append(events,
+			map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}, "usage": map[string]any{"output_tokens": 5}},
+			map[string]any{"type": "message_stop"},
+		)
+		whole, err := json.Marshal(map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+			"content": content, "stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 10, "output_tokens": 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, answer := range []struct {
+			how, contentType, body string
+		}{
+			{"streamed", "text/event-stream", sseEvents(events...)},
+			{"whole", "application/json", string(whole)},
+		} {
+			t.Run(tt.name+"/"+answer.how, func(t *testing.T) {
+				url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					w.Header().Set("Content-Type", answer.contentType)
+					io.WriteString(w, answer.body)
+				}))
+				o := runAgent(t, Options{API: Anthropic, BaseURL: url, Prompt: "go"})
+				if o.code != 0 {
+					t.Fatalf("exit %d:\n%s", o.code, o.raw)
+				}
+				final, _ := o.result(t)["result"].(string)
+				if final != tt.want {
+					t.Errorf("result = %q, want %q", final, tt.want)
+				}
+				if c := loop.ParseClaim(final); !c.Done {
+					t.Errorf("ParseClaim(%q) = %+v, want done", final, c)
+				}
+				var shown []string
+				for _, ev := range o.events {
+					if ev["type"] != "assistant" {
+						continue
+					}
+					for _, c := range ev["message"].(map[string]any)["content"].([]any) {
+						shown = append(shown, c.(map[string]any)["text"].(string))
+					}
+				}
+				if got := strings.Join(shown, "|"); !strings.HasSuffix(got, "|<ralph>done</ralph>") {
+					t.Errorf("shown as %q: the claim is not a message of its own", got)
+				}
+			})
+		}
 	}
 }

@@ -283,3 +283,90 @@ func TestTextBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelCallsWithoutIndex: parallel tool calls from a server that
+// gives them no index (Gemini's OpenAI-compatible endpoint) or index 0
+// each (some proxies) are told apart by their ids; a piece without an id
+// goes on with the call before it.
+func TestParallelCallsWithoutIndex(t *testing.T) {
+	a := `{"path":"a.txt","content":"A"}`
+	b := `{"path":"b.txt","content":"B"}`
+	piece := func(index any, id, name, args string) map[string]any {
+		p := map[string]any{"function": map[string]any{"arguments": args}}
+		if index != nil {
+			p["index"] = index
+		}
+		if id != "" {
+			p["id"] = id
+			p["type"] = "function"
+			p["function"].(map[string]any)["name"] = name
+		}
+		return p
+	}
+	for _, tt := range []struct {
+		name   string
+		chunks [][]map[string]any
+	}{
+		{"no index", [][]map[string]any{
+			{piece(nil, "call_a", "write_file", a)},
+			{piece(nil, "call_b", "write_file", b)},
+		}},
+		{"index 0 each", [][]map[string]any{
+			{piece(0, "call_a", "write_file", a)},
+			{piece(0, "call_b", "write_file", b)},
+		}},
+		{"no index, in pieces", [][]map[string]any{
+			{piece(nil, "call_a", "write_file", a[:10])},
+			{piece(nil, "", "", a[10:])},
+			{piece(nil, "call_b", "write_file", b[:10])},
+			{piece(nil, "", "", b[10:])},
+		}},
+		{"index 0 each, in pieces", [][]map[string]any{
+			{piece(0, "call_a", "write_file", a[:10])},
+			{piece(0, "", "", a[10:])},
+			{piece(0, "call_b", "write_file", b[:10])},
+			{piece(0, "", "", b[10:])},
+		}},
+		{"no index, one chunk", [][]map[string]any{
+			{piece(nil, "call_a", "write_file", a), piece(nil, "call_b", "write_file", b)},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var answer strings.Builder
+			chunk := func(delta map[string]any, finish any) {
+				data, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
+					"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+				fmt.Fprintf(&answer, "data: %s\n\n", data)
+			}
+			chunk(map[string]any{"role": "assistant", "content": "Writing both."}, nil)
+			for _, c := range tt.chunks {
+				chunk(map[string]any{"tool_calls": c}, nil)
+			}
+			chunk(map[string]any{}, "tool_calls")
+			answer.WriteString("data: [DONE]\n\n")
+			r := &replay{answers: []string{answer.String(), openAIAnswer("Wrote both.\n<ralph>done</ralph>")}}
+			dir := t.TempDir()
+			o := runAgent(t, Options{API: OpenAI, BaseURL: serve(t, r) + "/v1", Dir: dir, Prompt: "go"})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			for name, want := range map[string]string{"a.txt": "A", "b.txt": "B"} {
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+					t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+				}
+			}
+			if len(r.requests) != 2 {
+				t.Fatalf("%d requests, want 2", len(r.requests))
+			}
+			second := r.requests[1]
+			for _, want := range []string{`"tool_call_id":"call_a"`, `"tool_call_id":"call_b"`} {
+				if !strings.Contains(second, want) {
+					t.Errorf("the second request lacks %s:\n%s", want, second)
+				}
+			}
+			if strings.Contains(second, "not a JSON object") {
+				t.Errorf("a call's arguments were merged:\n%s", second)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -125,7 +124,7 @@ func (u openAIUsage) usage() usage {
 
 // openAIDeltaCall is a piece of a tool call in a chunk: the first piece of
 // a call names it, and the pieces of its arguments follow under the same
-// index.
+// index. Not every server keeps to that (see toolCalls.piece).
 type openAIDeltaCall struct {
 	Index    *int   `json:"index"`
 	ID       string `json:"id"`
@@ -141,15 +140,56 @@ type openAIError struct {
 	Code    any    `json:"code"`
 }
 
+// toolCalls gathers the tool calls of a streamed answer from their pieces.
+type toolCalls struct {
+	calls   []*deltaCall       // in the order they began
+	byIndex map[int]*deltaCall // the call each index stands for now
+}
+
+type deltaCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// piece adds the i-th tool call piece of a chunk. A piece with an id other
+// than its call's begins a new call: some servers give every call index 0
+// (proxies) or none (Gemini's OpenAI-compatible endpoint, which sends each
+// call whole). A piece without an index belongs to the call before it,
+// unless it is not the first of its chunk: one chunk holds one piece of a
+// call at most.
+func (tc *toolCalls) piece(i int, d openAIDeltaCall) {
+	var cl *deltaCall
+	if d.Index != nil {
+		cl = tc.byIndex[*d.Index]
+	} else if i == 0 && len(tc.calls) > 0 {
+		cl = tc.calls[len(tc.calls)-1]
+	}
+	if cl == nil || d.ID != "" && cl.id != "" && d.ID != cl.id {
+		cl = &deltaCall{}
+		tc.calls = append(tc.calls, cl)
+		if d.Index != nil {
+			if tc.byIndex == nil {
+				tc.byIndex = map[int]*deltaCall{}
+			}
+			tc.byIndex[*d.Index] = cl
+		}
+	}
+	if d.ID != "" {
+		cl.id = d.ID
+	}
+	if n := d.Function.Name; n != "" && n != cl.name {
+		// The name comes once; a server that repeats it in
+		// every piece must not have it doubled.
+		cl.name += n
+	}
+	cl.args.WriteString(d.Function.Arguments)
+}
+
 // stream reads a streamed answer. It ends with [DONE]; a stream that ends
 // before it and before any choice finished was cut off.
 func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
 	var rep reply
-	type call struct {
-		id, name string
-		args     strings.Builder
-	}
-	calls := map[int]*call{}
+	var calls toolCalls
 	finished := false
 	sse := newSSEReader(body)
 	for {
@@ -202,24 +242,7 @@ func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
 			s.text(*t)
 		}
 		for i, d := range ch.Delta.ToolCalls {
-			idx := i
-			if d.Index != nil {
-				idx = *d.Index
-			}
-			cl := calls[idx]
-			if cl == nil {
-				cl = &call{}
-				calls[idx] = cl
-			}
-			if d.ID != "" {
-				cl.id = d.ID
-			}
-			if n := d.Function.Name; n != "" && n != cl.name {
-				// The name comes once; a server that repeats it in
-				// every piece must not have it doubled.
-				cl.name += n
-			}
-			cl.args.WriteString(d.Function.Arguments)
+			calls.piece(i, d)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			rep.Stop = *ch.FinishReason
@@ -227,13 +250,7 @@ func (c *openAI) stream(body io.Reader, s sink) (reply, error) {
 		}
 	}
 	s.endText()
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
-		idxs = append(idxs, i)
-	}
-	sort.Ints(idxs)
-	for n, i := range idxs {
-		cl := calls[i]
+	for n, cl := range calls.calls {
 		id := cl.id
 		if id == "" {
 			// Some local servers give no ids; the conversation needs one.

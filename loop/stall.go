@@ -72,6 +72,12 @@ var (
 	hexRE    = lazyre.New(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
 	numberRE = lazyre.New(`\d+(\.\d+)?`)
 	tmpRE    = lazyre.New(`/tmp/[^\s:]*`)
+	// A count of a run's results in a runner's summary ("1 failed, 10
+	// passed, 1 warning in 0.52s", "Tests: 1 failed, 11 total", "10
+	// passed; 1 failed; 0 ignored"), its numbers out: see tally.
+	countRE = lazyre.New(`(?i)\bN (?:passed|passing|failed|failing|failures?|errors?|errored|skipped|pending|todo|warnings?|xfailed|xpassed|deselected|ignored|measured|filtered out|total|tests?|rerun|broken|flaky)\b`)
+	// The counts of a tally that say something failed.
+	failCountRE = lazyre.New(`(?i)^N (?:failed|failing|failures?|errors?|errored|broken)$`)
 )
 
 // failureLines are the lines of a check's output that say what failed, or
@@ -258,8 +264,32 @@ func normalise(line string) string {
 	line = tmpRE().ReplaceAllString(line, "/tmp/…")
 	line = hexRE().ReplaceAllString(line, "#")
 	line = numbersOut(line)
+	if t, ok := tally(line); ok {
+		return t
+	}
 	// Padding varies with the number it pads (pytest's "[ 50%]", "[100%]").
 	return strings.ReplaceAll(strings.Join(strings.Fields(line), " "), "[ ", "[")
+}
+
+// tally reduces a runner's summary of counts, its numbers out, to the
+// counts that say something failed ("N failed, N errors"): the others
+// (passed, skipped, warnings) come and go with tests that pass, and a
+// known failure's summary would read as new once a test was added. ok is
+// false for a line that is no tally: one with fewer than two counts, but
+// for pytest's banner ("==== 1 failed in 0.12s ====").
+func tally(line string) (string, bool) {
+	counts := countRE().FindAllString(line, -1)
+	banner := strings.HasPrefix(line, "==") && strings.HasSuffix(line, "==")
+	if len(counts) == 0 || len(counts) == 1 && !banner {
+		return "", false
+	}
+	var failing []string
+	for _, c := range counts {
+		if failCountRE().MatchString(c) && !slices.Contains(failing, c) {
+			failing = append(failing, c)
+		}
+	}
+	return strings.Join(failing, ", "), true
 }
 
 // numbersOut replaces the numbers of line with N, but for those in a name

@@ -208,6 +208,36 @@ func TestKnownFailure(t *testing.T) {
 	}
 }
 
+// TestKnownFailureTally: a runner's summary of counts says what failed by
+// its failure counts alone: tests added that pass, a warning or a skip do
+// not make a known failure new; an error where there was none does.
+func TestKnownFailureTally(t *testing.T) {
+	for _, c := range []struct {
+		name, baseline, now string
+		known               bool
+	}{
+		{"pytest, a test added", "FAILED tests/test_legacy.py::test_old - AssertionError\n========== 1 failed, 10 passed in 0.50s ==========",
+			"FAILED tests/test_legacy.py::test_old - AssertionError\n========== 1 failed, 11 passed, 1 warning in 0.52s ==========", true},
+		{"pytest, passes first seen", "FAILED t.py::test_old\n=== 1 failed in 0.12s ===", "FAILED t.py::test_old\n=== 1 failed, 2 passed in 0.12s ===", true},
+		{"pytest, an xfail added", "FAILED t.py::test_old\n=== 1 failed, 3 passed in 1s ===", "FAILED t.py::test_old\n=== 1 failed, 3 passed, 1 xfailed in 1s ===", true},
+		{"pytest, an error added", "FAILED t.py::test_old\n=== 1 failed, 3 passed in 1s ===", "FAILED t.py::test_old\nERROR t.py::test_new\n=== 1 failed, 3 passed, 1 error in 1s ===", false},
+		{"pytest, only the tally tells an error", "=== 1 failed, 3 passed in 1s ===", "=== 1 failed, 3 passed, 1 error in 1s ===", false},
+		{"jest", "Tests:       1 failed, 10 passed, 11 total", "Tests:       1 failed, 12 passed, 13 total", true},
+		{"cargo", "test result: FAILED. 10 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+			"test result: FAILED. 12 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.02s", true},
+		{"a new failing test is still new", "FAILED t.py::test_old\n=== 1 failed, 3 passed in 1s ===", "FAILED t.py::test_old\nFAILED t.py::test_new\n=== 2 failed, 3 passed in 1s ===", false},
+	} {
+		baseline := []progress.Check{{Name: "unit", Excerpt: c.baseline}}
+		if got := known(baseline, "unit", c.now); got != c.known {
+			t.Errorf("%s: known = %v, want %v", c.name, got, c.known)
+		}
+	}
+	// One count is no tally: a line that says it, is read as ever.
+	if got := normalise("ERROR: 3 tests failed to compile"); got != "ERROR: N tests failed to compile" {
+		t.Errorf("normalise of one count = %q", got)
+	}
+}
+
 // TestKnownFailureEnding: a check that ends otherwise than in its baseline
 // (times out, crashes) fails otherwise; another exit status (the number of
 // failures, for some runners) is no other ending.

@@ -451,7 +451,11 @@ func stallReason(e progress.Entry, times int, changed bool) string {
 	if len(failing) > 0 {
 		what = "check " + strings.Join(failing, ", ") + " failed"
 	}
-	if !changed {
+	switch {
+	case !changed && len(e.Tampered) > 0:
+		// What it changed was the guard's to undo: the same refusal.
+		what += ", and the agent changed nothing but what ralph guards, which ralph undid"
+	case !changed:
 		what += ", and the agent changed nothing"
 	}
 	if e.Claim == "" {

@@ -444,3 +444,26 @@ type fakeInfo struct {
 
 func (f fakeInfo) Size() int64        { return f.size }
 func (f fakeInfo) ModTime() time.Time { return f.mod }
+
+// TestStallReason: the reason says what the same failure was, and does not
+// say that an agent whose changes ralph undid changed nothing.
+func TestStallReason(t *testing.T) {
+	failing := []progress.Check{{Name: "unit"}, {Name: "lint", Passed: true}}
+	for _, c := range []struct {
+		name    string
+		e       progress.Entry
+		changed bool
+		want    string
+	}{
+		{"a check failing, nothing changed", progress.Entry{Checks: failing, Claim: "done"}, false,
+			"stalled: the same failure 3 times in a row (check unit failed, and the agent changed nothing)"},
+		{"files changed, no claim", progress.Entry{Checks: failing}, true,
+			"stalled: the same failure 3 times in a row (check unit failed, and claimed nothing)"},
+		{"guarded files changed and undone", progress.Entry{Tampered: []string{"prd.json: the agent replaced it; ralph restored the file"}}, false,
+			"stalled: the same failure 3 times in a row (no check failed, and the agent changed nothing but what ralph guards, which ralph undid, and claimed nothing)"},
+	} {
+		if got := stallReason(c.e, 3, c.changed); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

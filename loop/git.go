@@ -19,10 +19,23 @@ import (
 )
 
 // inWorkTree reports whether dir is inside a git work tree (and git is
-// installed). Outside one the loop works the same, without commits.
+// installed), and not a directory that work tree ignores. Outside one the
+// loop works the same, without commits. An ignored directory is outside:
+// git lists none of its files (the guard would see none) and adds none
+// (every commit would fail).
 func inWorkTree(ctx context.Context, dir string) bool {
 	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
-	return err == nil && strings.TrimSpace(out) == "true"
+	if err != nil || strings.TrimSpace(out) != "true" {
+		return false
+	}
+	return !gitIgnored(ctx, dir)
+}
+
+// gitIgnored reports whether the work tree that dir is in ignores dir (a
+// .gitignore's "proj/"); false when git cannot tell.
+func gitIgnored(ctx context.Context, dir string) bool {
+	_, err := git(ctx, dir, "check-ignore", "-q", ".")
+	return err == nil // exit 1: not ignored
 }
 
 // gitIdentity reports whether git knows the author and the committer of a

@@ -30,15 +30,12 @@ const maxSettle = 10 * time.Second
 // It watches the directory, not the files, so that editors that save by
 // renaming a new file over the old one are seen too.
 func (o *Options) waitForChange(ctx context.Context, why string) error {
-	w, err := fsnotify.NewWatcher()
+	before := o.fingerprint()
+	w, err := o.watchDir()
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", o.Dir, err)
+		return err
 	}
 	defer w.Close()
-	before := o.fingerprint()
-	if err := w.Add(o.Dir); err != nil {
-		return fmt.Errorf("watch %s: %w", o.Dir, err)
-	}
 	o.emit(Event{Event: EventWaiting, Reason: "watch", Note: why,
 		Message: fmt.Sprintf("%s; watching %s and %s for changes", why, PRDFile, HarnessFile)})
 	// A change made before the watch began is not missed, but it may be a
@@ -48,24 +45,16 @@ func (o *Options) waitForChange(ctx context.Context, why string) error {
 		settle = time.After(debounce)
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return stopf(InterruptedStop, "interrupted while watching for changes")
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if watched(ev) {
-				settle = time.After(debounce)
-			}
-		case err, ok := <-w.Errors:
-			if ok {
-				return fmt.Errorf("watch %s: %w", o.Dir, err)
-			}
-		case <-settle:
-			if !bytes.Equal(o.fingerprint(), before) {
-				return nil
-			}
+		switch ev, err := o.nextEvent(ctx, w, settle); {
+		case err != nil:
+			return err
+		case ev == watchEnded:
+			return nil
+		case ev == fileChanged:
+			settle = time.After(debounce)
+		case !bytes.Equal(o.fingerprint(), before):
+			return nil
+		default:
 			settle = nil
 		}
 	}
@@ -76,34 +65,64 @@ func (o *Options) waitForChange(ctx context.Context, why string) error {
 // loop calls it, watching, before it says that one of them cannot be
 // used: read again then, a file an editor was saving is whole.
 func (o *Options) waitQuiet(ctx context.Context) error {
-	w, err := fsnotify.NewWatcher()
+	w, err := o.watchDir()
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", o.Dir, err)
+		return err
 	}
 	defer w.Close()
-	if err := w.Add(o.Dir); err != nil {
-		return fmt.Errorf("watch %s: %w", o.Dir, err)
+	end := time.Now().Add(maxSettle)
+	for {
+		switch ev, err := o.nextEvent(ctx, w, time.After(min(grace, time.Until(end)))); {
+		case err != nil:
+			return err
+		case ev != fileChanged:
+			return nil
+		}
 	}
-	quiet, limit := time.After(grace), time.After(maxSettle)
+}
+
+// watchDir watches the work directory; the caller closes the watcher.
+func (o *Options) watchDir() (*fsnotify.Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(o.Dir); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", o.Dir, err)
+	}
+	return w, nil
+}
+
+// What nextEvent saw.
+const (
+	fileChanged = iota // prd.json or harness.toml
+	timerFired
+	watchEnded // the watcher closed
+)
+
+// nextEvent waits for the next thing of note: an event of w about prd.json
+// or harness.toml, timer firing (never, when nil), or w's end. An error of
+// w's is returned, and ctx's end as an interruption.
+func (o *Options) nextEvent(ctx context.Context, w *fsnotify.Watcher, timer <-chan time.Time) (int, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return stopf(InterruptedStop, "interrupted while watching for changes")
+			return 0, stopf(InterruptedStop, "interrupted while watching for changes")
 		case ev, ok := <-w.Events:
 			if !ok {
-				return nil
+				return watchEnded, nil
 			}
 			if watched(ev) {
-				quiet = time.After(grace)
+				return fileChanged, nil
 			}
 		case err, ok := <-w.Errors:
 			if ok {
-				return fmt.Errorf("watch %s: %w", o.Dir, err)
+				return 0, fmt.Errorf("watch %s: %w", o.Dir, err)
 			}
-		case <-quiet:
-			return nil
-		case <-limit:
-			return nil
+		case <-timer:
+			return timerFired, nil
 		}
 	}
 }

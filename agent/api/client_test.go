@@ -106,14 +106,22 @@ func runAgent(t testing.TB, o Options) outcome {
 	}
 	res.code = code
 	res.raw = out.String()
-	for _, line := range strings.Split(strings.TrimSpace(res.raw), "\n") {
+	res.events = events(t, res.raw)
+	return res
+}
+
+// events are the lines of a run's stdout, each a JSON object.
+func events(t testing.TB, stdout string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var ev map[string]any
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("stdout line is not JSON: %q", line)
 		}
-		res.events = append(res.events, ev)
+		evs = append(evs, ev)
 	}
-	return res
+	return evs
 }
 
 func usageOf(t testing.TB, ev map[string]any) (in, out float64) {

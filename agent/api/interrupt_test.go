@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,17 +50,8 @@ func runStopped(t testing.TB, o Options, when string) outcome {
 	if !errors.Is(err, ErrInterrupted) || code != 1 {
 		t.Fatalf("Run = %d, %v; want 1, %v\n%s", code, err, ErrInterrupted, out.buf.String())
 	}
-	var res outcome
-	res.code = code
-	res.raw = out.buf.String()
-	for _, line := range strings.Split(strings.TrimSpace(res.raw), "\n") {
-		var ev map[string]any
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("stdout line is not JSON: %q", line)
-		}
-		res.events = append(res.events, ev)
-	}
-	return res
+	raw := out.buf.String()
+	return outcome{code: code, raw: raw, events: events(t, raw)}
 }
 
 // TestInterruptKeepsUsage: a run stopped while a tool runs (ralph's stop on

@@ -117,7 +117,23 @@ func sumFile(path string) (sum [32]byte, size int64, err error) {
 type fileSnapshot struct {
 	protected map[string]fileState
 	tests     map[string]fileState // sum unset (but for protected ones): only a deletion is undone
-	work      []fileInfo           // workFiles before the agent, for the stall breaker
+	// repos are the other git repositories in protected directories (see
+	// projectFiles), by name: ralph neither looks inside one nor removes
+	// one, but tells of one the agent created or deleted.
+	repos map[string]bool
+	work  []fileInfo // workFiles before the agent, for the stall breaker
+}
+
+// inRepo reports whether the file name is inside one of the snapshot's
+// repositories, as they were: not a file the guard keeps, and none it
+// removes (the agent may have taken the repository's .git away, say).
+func (s fileSnapshot) inRepo(name string) bool {
+	for i := range len(name) {
+		if name[i] == '/' && s.repos[name[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // guardGlobs are the guard's globs, compiled once per harness.toml, and the
@@ -198,7 +214,7 @@ func (o *Options) guardGlobs() *guardGlobs {
 // a deleted test file.
 func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error) {
 	g := o.Config.Guard
-	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}}
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}, repos: map[string]bool{}}
 	// The files are listed once before the agent and once after it: the
 	// guard and the stall breaker share the listings.
 	files, err := o.projectFiles(ctx)
@@ -245,6 +261,13 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	}
 	// The protected files first: the tests do not spend their budget.
 	for _, f := range files {
+		if f.info.IsDir() {
+			// Another repository: its name only.
+			if globs.protects(f.name) {
+				s.repos[f.name] = true
+			}
+			continue
+		}
 		if globs.protects(f.name) {
 			if st, ok := keep(f, true); ok {
 				s.protected[f.name] = st
@@ -265,7 +288,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !tests || !globs.isTest(f.name) {
+		if !tests || f.info.IsDir() || !globs.isTest(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {
@@ -353,21 +376,47 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 		return nil, changed, nil
 	}
 	now := map[string]bool{}
+	repos := map[string]bool{}
 	for _, f := range files {
 		name := f.name
 		now[name] = true
+		if f.info.IsDir() {
+			repos[name] = true
+		}
 	}
 	// New files go first: one may be a link in place of a protected
 	// file's directory, which putting the file back makes a directory again.
 	globs := o.guardGlobs()
 	for _, f := range files {
 		name := f.name
-		if _, was := s.protected[name]; !was && globs.protects(name) {
-			if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-				return nil, nil, err
-			}
-			found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
+		if _, was := s.protected[name]; was || s.repos[name] && f.info.IsDir() || !globs.protects(name) || s.inRepo(name) {
+			continue
 		}
+		if f.info.IsDir() {
+			// Never removed: it may hold the only copy of work that is
+			// not the agent's.
+			found = append(found, fmt.Sprintf("%s: the agent created this git repository in a protected directory, where ralph does not look inside one nor remove one: %s", name, lostEnd))
+			continue
+		}
+		if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
+			return nil, nil, err
+		}
+		found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
+	}
+	// A repository gone: its directory is made again, empty, so that
+	// ralph's commit keeps a submodule (git takes an empty directory for
+	// one not checked out) instead of deleting it from the repository.
+	for name := range s.repos {
+		if repos[name] {
+			continue
+		}
+		if err := clearDirs(o.Dir, name); err != nil {
+			return nil, nil, fmt.Errorf("restore %s: %w", name, err)
+		}
+		if err := os.MkdirAll(filepath.Join(o.Dir, name), 0o755); err != nil {
+			return nil, nil, fmt.Errorf("restore %s: %w", name, err)
+		}
+		found = append(found, fmt.Sprintf("%s: the agent deleted this git repository in a protected directory, of which ralph keeps no copy: %s", name, lostEnd))
 	}
 	more, err := s.guardProtected(ctx, o, byAgent)
 	if err != nil {
@@ -621,7 +670,10 @@ type fileInfo struct {
 // projectFiles lists the work directory's files, relative and slash-
 // separated: the files git knows of (tracked, and untracked but not
 // ignored) in a git work tree, else every file but those under .git and
-// node_modules.
+// node_modules. In a git work tree, another git repository is listed as
+// its directory, not its files, which git does not list: a submodule
+// (checked out or not), or a repository git does not track (a clone in
+// the project). Such a directory is the only one listed.
 func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 	dir := o.Dir
 	if o.gitTree(ctx) {
@@ -630,13 +682,26 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 			return nil, err
 		}
 		var files []fileInfo
+		var dirs []string // tracked names that are directories
 		for _, f := range strings.Split(out, "\x00") {
-			if f != "" {
-				// A file git knows of that is gone is no file of the project.
-				if info, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-					files = append(files, fileInfo{f, info})
-				}
+			if f == "" {
+				continue
 			}
+			// git lists an untracked repository as its directory,
+			// "vendor/lib/".
+			name, repo := strings.CutSuffix(f, "/")
+			// A file git knows of that is gone is no file of the project.
+			info, err := os.Lstat(filepath.Join(dir, name))
+			if err != nil || repo && !info.IsDir() {
+				continue
+			}
+			if info.IsDir() && !repo {
+				dirs = append(dirs, name)
+			}
+			files = append(files, fileInfo{name, info})
+		}
+		if len(dirs) > 0 {
+			return dropFiles(ctx, dir, files, dirs)
 		}
 		return files, nil
 	}
@@ -661,4 +726,29 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		return nil
 	})
 	return files, err
+}
+
+// dropFiles drops from files the tracked files that became directories,
+// as the guard takes them: gone (git lists the files in them). A submodule
+// stays (see projectFiles).
+func dropFiles(ctx context.Context, dir string, files []fileInfo, dirs []string) ([]fileInfo, error) {
+	args := []string{"ls-files", "--stage", "-z", "--"}
+	for _, name := range dirs {
+		args = append(args, ":(literal)"+name)
+	}
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	drop := map[string]bool{}
+	for _, name := range dirs {
+		drop[name] = true
+	}
+	// Each record is "mode object stage\tname".
+	for _, rec := range strings.Split(out, "\x00") {
+		if meta, name, _ := strings.Cut(rec, "\t"); strings.HasPrefix(meta, "160000 ") {
+			delete(drop, name)
+		}
+	}
+	return slices.DeleteFunc(files, func(f fileInfo) bool { return drop[f.name] && f.info.IsDir() }), nil
 }

@@ -1,0 +1,76 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestProjectFilesRepos: in a git work tree, another repository is listed
+// as its directory, whether git tracks it (a submodule, here one not
+// checked out: an empty directory) or not (a clone); a tracked file that
+// became a directory is not, the files in it are. The guard keeps the
+// repositories' names, neither their files nor a copy, and leaves them
+// be.
+func TestProjectFilesRepos(t *testing.T) {
+	root, work := gitRepo(t, map[string]string{"t.txt": "t", "vendor/v.txt": "v"})
+	ctx := context.Background()
+	id := mustGit(t, work, "rev-parse", "HEAD")
+	// --cacheinfo's name is the work tree's.
+	mustGit(t, root, "update-index", "--add", "--cacheinfo", "160000,"+id+",work/vendor/sub")
+	mustGit(t, work, "init", "-q", "vendor/clone")
+	for _, dir := range []string{"vendor/sub", "t.txt"} {
+		if err := os.RemoveAll(filepath.Join(work, dir)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(work, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"vendor/clone/c.txt", "t.txt/x.txt"} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"vendor/**", "t.txt"}}}}
+	files, err := o.projectFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, dirs []string
+	for _, f := range files {
+		names = append(names, f.name)
+		if f.info.IsDir() {
+			dirs = append(dirs, f.name)
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(dirs)
+	if want := []string{"t.txt/x.txt", "vendor/clone", "vendor/sub", "vendor/v.txt"}; !slices.Equal(names, want) {
+		t.Errorf("projectFiles = %q, want %q", names, want)
+	}
+	if want := []string{"vendor/clone", "vendor/sub"}; !slices.Equal(dirs, want) {
+		t.Errorf("directories listed: %q, want %q", dirs, want)
+	}
+	s, err := takeFiles(ctx, o, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.repos) != 2 || !s.repos["vendor/clone"] || !s.repos["vendor/sub"] {
+		t.Errorf("repos = %v, want vendor/clone and vendor/sub", s.repos)
+	}
+	if _, ok := s.protected["vendor/v.txt"]; !ok || len(s.protected) != 2 {
+		t.Errorf("protected: %d files, want vendor/v.txt and t.txt/x.txt", len(s.protected))
+	}
+	found, _, err := s.guard(ctx, o)
+	if err != nil || len(found) != 0 {
+		t.Errorf("guard: %q, %v; want nothing", found, err)
+	}
+	for _, name := range []string{"vendor/clone/c.txt", "vendor/sub"} {
+		if _, err := os.Lstat(filepath.Join(work, name)); err != nil {
+			t.Errorf("after the guard: %v", err)
+		}
+	}
+}

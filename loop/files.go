@@ -423,23 +423,80 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 		return nil, nil, err
 	}
 	found = append(found, more...)
+	more, err = s.guardTests(ctx, o, byAgent, func(name string) bool { return !now[name] })
+	if err != nil {
+		return nil, nil, err
+	}
+	found = append(found, more...)
+	slices.Sort(found)
+	return found, changed, nil
+}
+
+// guardTests puts back the test files that who deleted since the snapshot
+// (gone says which are), a line each for the ledger. A protected one is
+// put back by guardProtected, which runs first; the agent's deletion of
+// it is told all the same. A test file that cannot be put back is taken
+// as gone from then on: the guards after this one tell of their own
+// deletions, not of this one again.
+func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, gone func(name string) bool) ([]string, error) {
+	var found []string
 	for name, st := range s.tests {
-		if now[name] {
+		if !gone(name) {
 			continue
 		}
-		deleted := "the agent deleted this test file (" + ratchetRule + ")"
+		deleted := who + " deleted this test file (" + ratchetRule + ")"
 		if _, ok := s.protected[name]; ok {
 			found = append(found, name+": "+deleted) // put back above
 			continue
 		}
 		line, err := putBack(ctx, o, name, st, deleted)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		if isLost(line) {
+			delete(s.tests, name)
 		}
 		found = append(found, line)
 	}
 	slices.Sort(found)
-	return found, changed, nil
+	return found, nil
+}
+
+// guardAfter is the guard of the project's files after the agent's: of
+// the checks, and of the programs git runs in ralph's commits. It puts
+// back the protected files who changed or deleted and the test files who
+// deleted, with no listing of the project: each file of the snapshot is
+// looked up where it was. A file put back or not, each finding is a line
+// for the ledger.
+func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([]string, error) {
+	found, err := s.guardProtected(ctx, o, who)
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]bool{} // directories found to be ones
+	more, err := s.guardTests(ctx, o, who, func(name string) bool {
+		if _, ok := s.protected[name]; ok {
+			return false // guardProtected's
+		}
+		if _, err := os.Lstat(filepath.Join(o.Dir, name)); err != nil {
+			return true
+		}
+		// Read through a link in place of one of its directories, it may
+		// be a copy outside the project (see inDirs).
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 || dirs[name[:i]] {
+			return false
+		}
+		dir := name[:i]
+		dirs[dir] = inDirs(o.Dir, name)
+		return !dirs[dir]
+	})
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, more...)
+	slices.Sort(found)
+	return found, nil
 }
 
 // guardProtected puts back the protected files that who changed or

@@ -245,12 +245,14 @@ const (
 // either: a test can write files as well as the agent that wrote it, and a
 // check whose script changed under it proves nothing. That holds for
 // harness.toml too, which the loop reads again before the next iteration:
-// a test that rewrote its checks would pass the story then. read is
-// prd.json as the guard left it for the judge, if known. The project's
-// other files are left alone: they cost a listing to compare, and are the
-// agent's to change anyway.
+// a test that rewrote its checks would pass the story then. It puts back
+// the test files who deleted too, as the agent's guard does: a teardown
+// or a conftest.py the agent wrote can delete one as well as the agent.
+// read is prd.json as the guard left it for the judge, if known. The
+// project's other files are left alone: they cost a listing to compare,
+// and are the agent's to change anyway.
 func (s snapshot) guardAfter(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID, who string) (*prd.File, []string, error) {
-	return s.guardWith(o, ledger, read, storyID, who, func() ([]string, error) { return s.files.guardProtected(ctx, o, who) })
+	return s.guardWith(o, ledger, read, storyID, who, func() ([]string, error) { return s.files.guardAfter(ctx, o, who) })
 }
 
 // guardWith is the guards' one order: the three files' places, prd.json,

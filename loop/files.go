@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,7 +122,19 @@ type fileSnapshot struct {
 	// projectFiles), by name: ralph neither looks inside one nor removes
 	// one, but tells of one the agent created or deleted.
 	repos map[string]bool
-	work  []fileInfo // workFiles before the agent, for the stall breaker
+	// special are the named pipes, sockets and devices in protected
+	// directories, by name: none is read (a pipe's reading waits for a
+	// writer), nor kept, but one the agent created is removed. dirs are
+	// the directories looked in for them (see specialFiles).
+	special map[string]bool
+	dirs    map[string]bool
+	work    []fileInfo // workFiles before the agent, for the stall breaker
+}
+
+// isSpecial reports whether mode is a named pipe's, a socket's or a
+// device's: a file of the project that is not read.
+func isSpecial(mode fs.FileMode) bool {
+	return mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0
 }
 
 // inRepo reports whether the file name is inside one of the snapshot's
@@ -140,6 +153,10 @@ func (s fileSnapshot) inRepo(name string) bool {
 // prompt template it names.
 type guardGlobs struct {
 	tests, protect glob.Set
+	// protectDirs are the directories the protect globs name before their
+	// first wildcard ("" for the project's root): looked in for named
+	// pipes and the like, which git does not list (see specialFiles).
+	protectDirs []string
 	// template is the prompt template's file, relative to the work
 	// directory, when it is in it: protected as [guard] protect's files
 	// are, for it says what the agent must do and how it replies.
@@ -197,7 +214,8 @@ func (g *guardGlobs) isTest(name string) bool {
 func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
-		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(guardPatterns(g.Protect)...)}
+		protect := guardPatterns(g.Protect)
+		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(protect...), protectDirs: literalDirs(protect)}
 		// Named as harness.toml's loader reads it: within the work
 		// directory, whatever its leading "/" or "./".
 		if name := o.Config.PromptTemplateName; name != "" {
@@ -214,7 +232,8 @@ func (o *Options) guardGlobs() *guardGlobs {
 // a deleted test file.
 func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error) {
 	g := o.Config.Guard
-	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}, repos: map[string]bool{}}
+	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}, repos: map[string]bool{},
+		special: map[string]bool{}, dirs: map[string]bool{}}
 	// The files are listed once before the agent and once after it: the
 	// guard and the stall breaker share the listings.
 	files, err := o.projectFiles(ctx)
@@ -234,6 +253,9 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 		st := fileState{mode: f.info.Mode(), size: f.info.Size()}
 		if st.mode&fs.ModeSymlink != 0 {
 			return placeOf(path)
+		}
+		if !st.mode.IsRegular() {
+			return fileState{}, false // never opened: a named pipe's open waits
 		}
 		if kept+int(f.info.Size()) > maxKept {
 			if sum {
@@ -261,18 +283,23 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	}
 	// The protected files first: the tests do not spend their budget.
 	for _, f := range files {
-		if f.info.IsDir() {
-			// Another repository: its name only.
-			if globs.protects(f.name) {
-				s.repos[f.name] = true
-			}
+		if !globs.protects(f.name) {
 			continue
 		}
-		if globs.protects(f.name) {
+		s.dirs[parentDir(f.name)] = true
+		switch {
+		case f.info.IsDir():
+			s.repos[f.name] = true // another repository: its name only
+		case isSpecial(f.info.Mode()):
+			s.special[f.name] = true
+		default:
 			if st, ok := keep(f, true); ok {
 				s.protected[f.name] = st
 			}
 		}
+	}
+	for _, f := range o.specialFiles(ctx, s.dirs) {
+		s.special[f.name] = true
 	}
 	// The template is kept even when git ignores it, and the listing
 	// leaves it out.
@@ -288,7 +315,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !tests || f.info.IsDir() || !globs.isTest(f.name) {
+		if !tests || !f.info.Mode().IsRegular() && f.info.Mode()&fs.ModeSymlink == 0 || !globs.isTest(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {
@@ -387,21 +414,39 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 	// New files go first: one may be a link in place of a protected
 	// file's directory, which putting the file back makes a directory again.
 	globs := o.guardGlobs()
-	for _, f := range files {
+	// Named pipes and the like, which git does not list, are looked for
+	// where they were, and where the agent created protected files.
+	dirs := map[string]bool{}
+	maps.Copy(dirs, s.dirs)
+	created := func(f fileInfo) error {
 		name := f.name
-		if _, was := s.protected[name]; was || s.repos[name] && f.info.IsDir() || !globs.protects(name) || s.inRepo(name) {
-			continue
+		if _, was := s.protected[name]; was || s.repos[name] && f.info.IsDir() || s.special[name] && isSpecial(f.info.Mode()) ||
+			!globs.protects(name) || s.inRepo(name) {
+			return nil
 		}
+		dirs[parentDir(name)] = true
 		if f.info.IsDir() {
 			// Never removed: it may hold the only copy of work that is
 			// not the agent's.
 			found = append(found, fmt.Sprintf("%s: the agent created this git repository in a protected directory, where ralph does not look inside one nor remove one: %s", name, lostEnd))
-			continue
+			return nil
 		}
+		// A named pipe is removed as a file is: never opened.
 		if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-			return nil, nil, err
+			return err
 		}
 		found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
+		return nil
+	}
+	for _, f := range files {
+		if err := created(f); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, f := range o.specialFiles(ctx, dirs) {
+		if err := created(f); err != nil {
+			return nil, nil, err
+		}
 	}
 	// A repository gone: its directory is made again, empty, so that
 	// ralph's commit keeps a submodule (git takes an empty directory for
@@ -727,7 +772,8 @@ type fileInfo struct {
 // projectFiles lists the work directory's files, relative and slash-
 // separated: the files git knows of (tracked, and untracked but not
 // ignored) in a git work tree, else every file but those under .git and
-// node_modules. In a git work tree, another git repository is listed as
+// node_modules, named pipes, sockets and devices included (git lists none:
+// see specialFiles). In a git work tree, another git repository is listed as
 // its directory, not its files, which git does not list: a submodule
 // (checked out or not), or a repository git does not track (a clone in
 // the project). Such a directory is the only one listed.
@@ -772,7 +818,8 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		}
 		// A link is listed as itself, not followed: the guard sees an
 		// agent that turns a file into a link.
-		if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+		// A named pipe, a socket or a device is listed too, never read.
+		if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 || isSpecial(d.Type()) {
 			info, err := d.Info()
 			if err != nil {
 				return nil // gone meanwhile
@@ -808,4 +855,77 @@ func dropFiles(ctx context.Context, dir string, files []fileInfo, dirs []string)
 		}
 	}
 	return slices.DeleteFunc(files, func(f fileInfo) bool { return drop[f.name] && f.info.IsDir() }), nil
+}
+
+// literalDirs are the directories that globs (guardPatterns') name before
+// their first wildcard, each once: "" for the project's root.
+func literalDirs(globs []string) []string {
+	var dirs []string
+	for _, g := range globs {
+		segs := strings.Split(g, "/")
+		n := 0
+		for n < len(segs)-1 && !strings.ContainsAny(segs[n], `*?[\`) {
+			n++
+		}
+		if dir := strings.Join(segs[:n], "/"); !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
+}
+
+// parentDir is the directory of the file name, "" for the project's root.
+func parentDir(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return ""
+}
+
+// specialFiles are the protected named pipes, sockets and devices in a git
+// work tree, which git does not list: looked for, without reading one, in
+// dirs, the directories of protected files, and in those the protect
+// globs name (not in their subdirectories: that would be a walk of the
+// project for "**/*.sql"). Outside git, the listing has them all.
+func (o *Options) specialFiles(ctx context.Context, dirs map[string]bool) []fileInfo {
+	globs := o.guardGlobs()
+	if len(globs.protectDirs) == 0 || !o.gitTree(ctx) {
+		return nil
+	}
+	var files []fileInfo
+	look := func(dir string) {
+		// Not through a link in place of a directory: what it leads to
+		// is not the project's, and a pipe there not ralph's to remove.
+		if dir != "" && !inDirs(o.Dir, dir+"/-") {
+			return
+		}
+		entries, err := os.ReadDir(filepath.Join(o.Dir, dir))
+		if err != nil {
+			return // none, or not a directory: not the guard's business here
+		}
+		for _, e := range entries {
+			if !isSpecial(e.Type()) {
+				continue
+			}
+			name := e.Name()
+			if dir != "" {
+				name = dir + "/" + name
+			}
+			if !globs.protects(name) {
+				continue
+			}
+			if info, err := e.Info(); err == nil {
+				files = append(files, fileInfo{name, info})
+			}
+		}
+	}
+	for _, dir := range globs.protectDirs {
+		if !dirs[dir] {
+			look(dir)
+		}
+	}
+	for dir := range dirs {
+		look(dir)
+	}
+	return files
 }

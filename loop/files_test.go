@@ -74,3 +74,15 @@ func TestProjectFilesRepos(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralDirs: the directories looked in for named pipes are those
+// the protect globs name before their first wildcard, the root for a glob
+// that begins with one; a glob that names a file names a directory too,
+// as in .gitignore (see guardPatterns).
+func TestLiteralDirs(t *testing.T) {
+	got := literalDirs(guardPatterns([]string{"schema/**", "db/migrations/*.sql", "**/*.proto", "a/b[12]/c", "schema/x.sql"}))
+	want := []string{"schema", "db/migrations", "", "a", "schema/x.sql"}
+	if !slices.Equal(got, want) {
+		t.Errorf("literalDirs = %q, want %q", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
@@ -133,12 +134,29 @@ func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
 	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", pathspec); err == nil {
 		return "", nil
 	}
-	if _, err := git(ctx, dir, "commit", "--quiet", "-m", msg, "--", pathspec); err != nil {
-		return "", err
+	// A commit of paths refuses a submodule that is not checked out (an
+	// empty directory), which it would not change anyway: it is left out,
+	// by the name git gives it, relative to the repository's top.
+	args := []string{"commit", "--quiet", "-m", msg, "--", pathspec}
+	for {
+		_, err := git(ctx, dir, args...)
+		if err == nil {
+			break
+		}
+		m := notCheckedOutRE().FindStringSubmatch(err.Error())
+		exclude := ":(exclude,top,literal)"
+		if m == nil || slices.Contains(args, exclude+m[1]) {
+			return "", err
+		}
+		args = append(args, exclude+m[1])
 	}
 	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
 	return strings.TrimSpace(out), err
 }
+
+// notCheckedOutRE is git commit's refusal of a submodule that is not
+// checked out, which it names relative to the repository's top.
+var notCheckedOutRE = lazyre.New(`'([^'\n]+)' does not have a commit checked out`)
 
 // hungUp reports whether a git command ended because a terminal's Ctrl-C
 // or hangup reached it (SIGINT or SIGHUP: ralph stops git with SIGKILL).

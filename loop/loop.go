@@ -250,6 +250,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	retries := 0    // problems in a row, for the backoff
 	transients := 0 // transient errors in a row, for agent.max_retries
 	loaded := o.harnessSum()
+	// refused is why the version of harness.toml whose sum is loaded was
+	// refused ("" when it was not): it is tried again between iterations,
+	// as what it lacked (the template it names) may come, and said again
+	// only when what is wrong changes.
+	refused := ""
 	// Watching, a file that cannot be used may be one a person's editor is
 	// saving (removed and written again, or truncated and written): the
 	// round begins again once the directory is quiet (see waitQuiet), and
@@ -260,7 +265,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
 		}
 		switch sum := o.harnessSum(); {
-		case o.Reload == nil || bytes.Equal(sum, loaded):
+		case o.Reload == nil || bytes.Equal(sum, loaded) && (refused == "" || sum == nil):
 		case sum == nil:
 			if o.Watch && !settled {
 				settled = true
@@ -270,11 +275,12 @@ func Run(ctx context.Context, o Options) (err error) {
 				continue
 			}
 			// Said once: the sum of a file back in place differs from nil.
-			loaded = nil
+			loaded, refused = nil, ""
 			o.warn("%s cannot be read any more, so the previous settings stay", HarnessFile)
 		default:
+			changed := !bytes.Equal(sum, loaded)
 			t, err := o.reload()
-			if err != nil && o.Watch && !settled {
+			if err != nil && changed && o.Watch && !settled {
 				settled = true
 				if err := o.waitQuiet(ctx); err != nil {
 					return err
@@ -282,13 +288,15 @@ func Run(ctx context.Context, o Options) (err error) {
 				continue
 			}
 			loaded = sum
-			if err != nil {
-				o.warn("%s changed but cannot be used, so the previous settings stay: %v", o.settings(), err)
-			} else {
-				tmpl = t
+			switch {
+			case err == nil:
+				tmpl, refused = t, ""
 				// The settings may name another template: its sum is
 				// the one to compare with from now on.
 				loaded = o.harnessSum()
+			case changed || err.Error() != refused:
+				refused = err.Error()
+				o.warn("%s changed but cannot be used, so the previous settings stay: %v", o.settings(), err)
 			}
 		}
 		f, err := o.loadStories()
@@ -648,6 +656,10 @@ func (o *Options) reload() (*templates.Template, error) {
 		return nil, err
 	}
 	if err := cfg.Agent.KeyError(o.environ()); err != nil {
+		return nil, err
+	}
+	// Nor are commits git would refuse (no identity, a merge under way).
+	if err := next.committer(context.Background()); err != nil {
 		return nil, err
 	}
 	// Secrets of the new agent.env are kept out of what the loop writes

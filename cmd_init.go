@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/prd"
 )
@@ -128,11 +129,23 @@ func guessChecks(dir string) []detectedCheck {
 	if has("pyproject.toml") || has("setup.py") || has("pytest.ini") {
 		cs = append(cs, detectedCheck{"pytest", "python3 -m pytest -q"})
 	}
-	if has("Makefile") && len(cs) == 0 {
+	if has("Makefile") && len(cs) == 0 && makeTests(filepath.Join(dir, "Makefile")) {
 		cs = append(cs, detectedCheck{"make-test", "make test"})
 	}
 	return cs
 }
+
+// makeTests reports whether the Makefile at path has a rule for the target
+// test: make test fails without one, whatever the project.
+func makeTests(path string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && makeTestRE().Match(data)
+}
+
+// makeTestRE is a rule's line that names the target test among its
+// targets ("test:", "check test::"), not an assignment ("test := …") nor
+// a recipe's line (which begins with a tab).
+var makeTestRE = lazyre.New(`(?m)^(?:[^\t#:=\n]*\s)?test(?:\s[^#:=\n]*)?::?(?:[^=]|$)`)
 
 // npmTests reports whether the package.json at path has a test script
 // that tests: not the one `npm init` writes, which only fails.

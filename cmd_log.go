@@ -61,6 +61,9 @@ last 10 entries; -n 0 shows only new ones.`,
 				n = followLast
 			}
 			path := filepath.Join(dir, progressFile)
+			if w := loop.LedgerConflict(dir); w != "" {
+				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
+			}
 			// Lines are written in blocks (-f writes each batch at once): a
 			// long ledger is a million writes otherwise.
 			out := bufio.NewWriter(c.App.Writer)

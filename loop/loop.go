@@ -181,6 +181,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	for _, w := range o.configWarnings(ctx) {
 		o.warn("%s", w)
 	}
+	if w := LedgerConflict(o.Dir); w != "" {
+		o.warn("%s", w)
+	}
 	if err := o.recover(ctx, ledger); err != nil {
 		return err
 	}

@@ -79,6 +79,9 @@ func Status(o Options) (StatusReport, error) {
 		return StatusReport{}, err
 	}
 	r := StatusReport{Project: f.Project, Total: len(f.Stories), Passing: countPassing(f)}
+	if w := LedgerConflict(o.Dir); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if next := f.Next(); next != nil {
 		if limit := o.limit(totals, 0); limit != "" {
 			r.Warnings = append(r.Warnings, limit+": the next `ralph loop` runs no story")

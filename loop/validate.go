@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ralph-harness/ralph/agent"
@@ -137,6 +138,36 @@ func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 		}
 	}
 	return what + " and has no entry: ralph was stopped during " + them + ", and the next `ralph loop` " + next, false
+}
+
+// conflictTail is how much of the ledger's end LedgerConflict reads.
+const conflictTail = 64 << 10
+
+// LedgerConflict warns of a merge conflict's marker in the last 64 KiB of
+// the ledger in dir, where a merge of two branches' runs leaves one: the
+// entries around it may be torn or twice, and the loop, status and log
+// would take them as they are. "" when there is none, or the ledger cannot
+// be read (the reader says why). validate reads the whole file.
+func LedgerConflict(dir string) string {
+	f, info, err := readbuf.OpenFile(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	off := max(info.Size()-conflictTail, 0)
+	buf := make([]byte, info.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	buf = buf[:n]
+	if off > 0 {
+		// The first line is cut: only whole lines are looked at.
+		_, buf, _ = bytes.Cut(buf, []byte("\n"))
+	}
+	w := &conflictWatch{line: 1}
+	w.Write(buf)
+	if w.found == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: a merge conflict's marker near its end: the entries around it may be torn or twice; resolve the conflict (keep both sides' entries, in order)", ProgressFile)
 }
 
 // conflictWatch finds, in what is written to it, the first line that is a

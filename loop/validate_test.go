@@ -2,6 +2,8 @@ package loop
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,5 +65,34 @@ func TestTemplateEmptyPrompt(t *testing.T) {
 		case !c.ok && (!errors.As(err, &input) || !strings.HasPrefix(err.Error(), "my.tmpl: the template renders an empty prompt")):
 			t.Errorf("template(%q): error %v, want an InputError: my.tmpl: the template renders an empty prompt…", c.text, err)
 		}
+	}
+}
+
+// TestLedgerConflict: a marker in the ledger's last 64 KiB is found, one
+// before it is not looked for, and a line cut by the window's start is no
+// marker.
+func TestLedgerConflict(t *testing.T) {
+	filler := strings.Repeat("x", 99) + "\n"
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"at the end", "# notes\n<<<<<<< HEAD\n", true},
+		{"other side", "a\n>>>>>>> other\nb\n", true},
+		{"none", "# notes\n=======\n", false},
+		{"before the window", "<<<<<<< HEAD\n" + strings.Repeat(filler, conflictTail/len(filler)+1), false},
+		// The window begins at the "<" of "abc<<<<<<< x": no line's start.
+		{"cut by the window", filler + "abc<<<<<<< x\n" + strings.Repeat("z", conflictTail-len("<<<<<<< x\n")-1) + "\n", false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ProgressFile), []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := LedgerConflict(dir) != ""; got != c.want {
+			t.Errorf("%s: found = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if LedgerConflict(t.TempDir()) != "" {
+		t.Error("a missing ledger has a conflict")
 	}
 }

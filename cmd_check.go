@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/plural"
-	"github.com/ralph-harness/ralph/internal/redact"
 	"github.com/ralph-harness/ralph/internal/sticky"
 	"github.com/ralph-harness/ralph/loop"
 )
@@ -28,7 +26,8 @@ func checkCommand(e env) *cli.Command {
 		},
 		OnUsageError: onUsageError,
 		Action: stopsOnSignal(withHarness(func(c *cli.Context, dir string, cfg loop.Config) error {
-			results, err := loop.Checks(c.Context, loop.Options{Dir: dir, Config: cfg, Err: c.App.ErrWriter, Quiet: true, Now: e.now}, c.String("story"))
+			o := loop.Options{Dir: dir, Config: cfg, Err: c.App.ErrWriter, Quiet: true, Now: e.now}
+			results, err := loop.Checks(c.Context, o, c.String("story"))
 			if c.Context.Err() != nil {
 				// The checks were stopped, not failed: no verdict to print.
 				return &loop.StopError{Kind: loop.InterruptedStop, Reason: "interrupted: the checks were stopped before they ended"}
@@ -40,16 +39,17 @@ func checkCommand(e env) *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: no checks configured: add [[checks]] to %s\n", harnessFile)
 				return nil
 			}
-			return printChecks(c, results)
+			return printChecks(c, results, o.Redact)
 		})),
 	}
 }
 
-func printChecks(c *cli.Context, results []checks.Result) error {
+// printChecks prints the checks' results. The outputs were redacted as
+// they were kept; a command or an error may hold a key too, which redact
+// takes out: the keys the loop keeps out of what it writes (those of
+// agent.env and api_key_env as well as the environment's).
+func printChecks(c *cli.Context, results []checks.Result, redact func(string) string) error {
 	w := &sticky.Writer{W: c.App.Writer}
-	// The outputs were redacted as they were kept; a command or an error
-	// may hold a key too.
-	secrets := redact.New(os.Environ())
 	failed := 0
 	for _, r := range results {
 		verdict := "PASS"
@@ -60,13 +60,13 @@ func printChecks(c *cli.Context, results []checks.Result) error {
 			verdict = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(w, "%-4s  %s  (%s)  %s\n", verdict, r.Name, r.Duration.Round(100*time.Millisecond), secrets.String(r.Run))
+		fmt.Fprintf(w, "%-4s  %s  (%s)  %s\n", verdict, r.Name, r.Duration.Round(100*time.Millisecond), redact(r.Run))
 		if r.Passed {
 			continue
 		}
 		excerpt := r.Excerpt(20)
 		if r.Err != nil {
-			excerpt = secrets.String(r.Err.Error())
+			excerpt = redact(r.Err.Error())
 		}
 		if r.TimedOut {
 			excerpt = strings.TrimSpace(excerpt + "\n(timed out after " + r.Timeout.String() + ")")

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ralph-harness/ralph/internal/readbuf"
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // blockSize is how much Tail reads at a time. Entries are a few hundred bytes
@@ -226,13 +227,17 @@ func HeadAround(now, oldLedger []byte) []byte {
 	return head
 }
 
-// cutHead cuts head to at most limit bytes, note included, at the end of a
-// line. When limit is too small even for the note, the note alone is returned.
+// cutHead cuts head to at most limit bytes, note included: at the end of a
+// line, unless that would drop more than half of what fits (a long line),
+// then inside the line, on a rune's boundary, marked with "…". When limit
+// is too small even for the note, the note alone is returned.
 func cutHead(head, name string, limit int) string {
 	note := fmt.Sprintf("[the head of %s is longer than %d bytes; the rest is cut]\n", name, limit)
 	keep := head[:min(len(head), max(0, limit-len(note)))]
-	if i := strings.LastIndexByte(keep, '\n'); i >= 0 {
+	if i := strings.LastIndexByte(keep, '\n'); i >= len(keep)/2 {
 		keep = keep[:i+1]
+	} else if len(keep) > len("…\n") {
+		keep = textcut.Head(keep, len(keep)-1, "…") + "\n"
 	} else {
 		keep = ""
 	}

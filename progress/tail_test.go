@@ -195,7 +195,10 @@ func TestReadHead(t *testing.T) {
 		{"cut", head + strings.Repeat("- more\n", 100) + string(Format(entryN(1))), 150,
 			"# Notes\n\n## Codebase Patterns\n- one\n- two\n" + strings.Repeat("- more\n", 5) + "[the head of progress.txt is longer than 150 bytes; the rest is cut]\n"},
 		{"limit below the note", head, 10, "[the head of progress.txt is longer than 10 bytes; the rest is cut]\n"},
-		{"one long line", strings.Repeat("x", 1<<20), 100, "[the head of progress.txt is longer than 100 bytes; the rest is cut]\n"},
+		// A long line is cut inside: the start of a head of one line still
+		// reaches the prompt.
+		{"one long line", strings.Repeat("x", 1<<20), 100, strings.Repeat("x", 27) + "…\n[the head of progress.txt is longer than 100 bytes; the rest is cut]\n"},
+		{"a long line after a short one", "# Notes\n" + strings.Repeat("é", 1<<10), 100, "# Notes\n" + strings.Repeat("é", 9) + "…\n[the head of progress.txt is longer than 100 bytes; the rest is cut]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

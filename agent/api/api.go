@@ -358,10 +358,11 @@ func (r *run) interrupted(start time.Time) (int, error) {
 }
 
 // request sends the conversation and retries what may pass: a server
-// error, a dropped stream, a rate limit that lifts within MaxWait. When ctx
-// ends the request, the reply returned with ctx's error is the partial one
-// of the attempt in flight; the attempts before it failed and were tried
-// again, and count nothing.
+// error, a dropped stream, a rate limit that lifts within MaxWait. What the
+// server reported of the usage of an attempt that broke off is counted
+// here (see account); when ctx ends the request, the reply returned with
+// ctx's error is the partial one of the attempt in flight, for the caller
+// to count.
 func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 	for attempt := 1; ; attempt++ {
 		text := &textSink{out: r.out}
@@ -373,6 +374,11 @@ func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 		}
 		if ctx.Err() != nil {
 			return partial(rep), ctx.Err()
+		}
+		// A stream cut off was billed as far as it went: what the server
+		// reported of it counts, whether it is tried again or not.
+		if p := partial(rep); p.reported() {
+			r.account(p)
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) {

@@ -432,6 +432,15 @@ func TestStreamCut(t *testing.T) {
 			if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "x\n" {
 				t.Errorf("count.txt = %q: the command ran other than once", b)
 			}
+			// The try cut off counts as far as the server reported it:
+			// Anthropic's stream says its input first, OpenAI's at its end.
+			want := 3 * fakemodel.Usage.Input
+			if a.name == OpenAI {
+				want = 2 * fakemodel.Usage.Input
+			}
+			if in, _ := usageOf(t, o.result(t)); in != float64(want) {
+				t.Errorf("input tokens = %v, want %d", in, want)
+			}
 		})
 	}
 }

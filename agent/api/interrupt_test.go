@@ -156,11 +156,12 @@ func TestInterruptMidStream(t *testing.T) {
 			t.Errorf("result = %v", r)
 		}
 		// 10 in and 5 out of the first reply; 1500 in and 1 out of the
-		// one cut off by the stop.
-		if in, out := usageOf(t, r); in != 1510 || out != 6 {
-			t.Errorf("usage = %v in, %v out; want 1510, 6", in, out)
+		// try the network cut off, which was billed as far as it went;
+		// as much of the one cut off by the stop.
+		if in, out := usageOf(t, r); in != 3010 || out != 7 {
+			t.Errorf("usage = %v in, %v out; want 3010, 7", in, out)
 		}
-		want := (10*3 + 1000*3 + 500*0.3 + 6*15) / 1e6
+		want := (10*3 + 2*(1000*3+500*0.3) + 7*15) / 1e6
 		if cost, _ := r["total_cost_usd"].(float64); fmt.Sprintf("%.8f", cost) != fmt.Sprintf("%.8f", want) {
 			t.Errorf("total_cost_usd = %v, want %v", r["total_cost_usd"], want)
 		}

@@ -133,10 +133,12 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 	case status >= 500 || typ == "api_error" || typ == "overloaded_error" ||
 		typ == "overloaded" || typ == "server_error":
 		return Transient
-	case status == 400 || typ == "invalid_request_error":
+	case status == 400:
 		// A request the service will never take (max_tokens above the
 		// model's, a parameter it does not know): asked again, it is
-		// refused again, and every attempt of every story with it.
+		// refused again, and every attempt of every story with it. By
+		// its status, not its type: ralph's API agent gives its type to
+		// other statuses too (408, 409), which pass.
 		return Permanent
 	}
 	return 0

@@ -122,6 +122,14 @@ func TestClaudeEvents(t *testing.T) {
 			problem: &Problem{Kind: Permanent, Message: "API Error: 400 unknown parameter: reasoning"},
 		},
 		{
+			// ralph's API agent types every status it does not name as
+			// invalid_request_error: a 408 passes, and is no stop.
+			name:  "a request timeout is not permanent",
+			input: `{"type":"result","is_error":true,"api_error_status":408,"api_error_type":"invalid_request_error","result":"API error 408: request timeout"}` + "\n",
+			shown: "✗ result — API error 408: request timeout\n",
+			res:   Result{FinalMessage: "API error 408: request timeout", APIError: true},
+		},
+		{
 			// The next iteration begins with a new conversation.
 			name:  "a conversation too long for the model is no problem of the service",
 			input: `{"type":"result","is_error":true,"api_error_status":400,"api_error_type":"invalid_request_error","result":"prompt is too long: 215000 tokens > 200000 maximum"}` + "\n",

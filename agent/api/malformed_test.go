@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ralph-harness/ralph/loop"
 )
 
 // replay is a model server that answers the n-th request with the n-th
@@ -264,8 +262,10 @@ func TestTextBlocks(t *testing.T) {
 				if final != tt.want {
 					t.Errorf("result = %q, want %q", final, tt.want)
 				}
-				if c := loop.ParseClaim(final); !c.Done {
-					t.Errorf("ParseClaim(%q) = %+v, want done", final, c)
+				// The claim must stand on the last line, as the loop reads
+				// it (loop.ParseClaim).
+				if text := strings.TrimRight(final, "\n"); text[strings.LastIndexByte(text, '\n')+1:] != "<ralph>done</ralph>" {
+					t.Errorf("the claim is not the last line of %q", final)
 				}
 				var shown []string
 				for _, ev := range o.events {

@@ -145,7 +145,7 @@ func makeTests(path string) bool {
 // makeTestRE is a rule's line that names the target test among its
 // targets ("test:", "check test::"), not an assignment ("test := …") nor
 // a recipe's line (which begins with a tab).
-var makeTestRE = lazyre.New(`(?m)^(?:[^\t#:=\n]*\s)?test(?:\s[^#:=\n]*)?::?(?:[^=]|$)`)
+var makeTestRE = lazyre.New(`(?m)^(?:[^\t#:=\n]*\s)?test(?:\s[^#:=\n]*)?(?::[^:=\n]|::[^=\n]|::?$)`)
 
 // npmTests reports whether the package.json at path has a test script
 // that tests: not the one `npm init` writes, which only fails.

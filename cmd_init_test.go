@@ -22,6 +22,9 @@ func TestMakeTests(t *testing.T) {
 		{"# test: commented\n", false},
 		{"unittest:\n\ttrue\n", false},
 		{"test\t: all\n\ttrue\n", true},
+		{"test ::= x\n", false},
+		{"test:\n", true},
+		{"test::\n", true},
 	} {
 		path := filepath.Join(t.TempDir(), "Makefile")
 		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {

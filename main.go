@@ -266,6 +266,7 @@ var (
 	flagUnknown  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
 	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 	flagBadValue = regexp.MustCompile(`^invalid value (".*") for flag -+([^:]*): (.*)$`)
+	flagBadBool  = regexp.MustCompile(`^invalid boolean value (".*") for -+([^:]*): (.*)$`)
 )
 
 // flagError rewords err, when the flag package wrote it, naming the flag as
@@ -278,12 +279,17 @@ func flagError(c *cli.Context, err error) error {
 	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("flag %s needs a value", dashed(m[1]))
 	}
+	if m := flagBadBool.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("invalid value %s for %s: want true or false", m[1], dashed(m[2]))
+	}
 	m := flagBadValue.FindStringSubmatch(msg)
 	if m == nil {
 		return err
 	}
+	// The flag package says "parse error" of any value it cannot read,
+	// and "value out of range" of a number too large: the latter stands.
 	want := m[3]
-	if c != nil && c.Command != nil {
+	if c != nil && c.Command != nil && want == "parse error" {
 		for _, f := range c.Command.Flags {
 			if !slices.Contains(f.Names(), m[2]) {
 				continue

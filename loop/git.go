@@ -183,6 +183,13 @@ func (o *Options) detached(ctx context.Context) bool {
 		o.gitHead = gitPath(o.Dir, strings.TrimSpace(out))
 	}
 	head, err := os.ReadFile(o.gitHead)
+	if bytes.Equal(bytes.TrimSpace(head), []byte("ref: refs/heads/.invalid")) {
+		// The reftable backend's stub: HEAD is kept elsewhere, and only
+		// git can say.
+		_, err := git(ctx, o.Dir, "symbolic-ref", "-q", "HEAD")
+		var exit *exec.ExitError
+		return errors.As(err, &exit) && exit.ExitCode() == 1
+	}
 	return err == nil && !bytes.HasPrefix(head, []byte("ref: "))
 }
 

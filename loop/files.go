@@ -780,31 +780,22 @@ type fileInfo struct {
 func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 	dir := o.Dir
 	if o.gitTree(ctx) {
-		out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+		out, err := git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
 		if err != nil {
 			return nil, err
 		}
 		var files []fileInfo
-		var dirs []string // tracked names that are directories
-		for _, f := range strings.Split(out, "\x00") {
-			if f == "" {
-				continue
-			}
-			// git lists an untracked repository as its directory,
-			// "vendor/lib/".
-			name, repo := strings.CutSuffix(f, "/")
-			// A file git knows of that is gone is no file of the project.
+		for name, kind := range listing(out) {
 			info, err := os.Lstat(filepath.Join(dir, name))
-			if err != nil || repo && !info.IsDir() {
+			switch {
+			case err != nil:
+				continue // a file git knows of that is gone is no file of the project
+			case kind == plainFile && info.IsDir():
+				continue // one that became a directory: git lists the files in it
+			case kind == untrackedRepo && !info.IsDir():
 				continue
-			}
-			if info.IsDir() && !repo {
-				dirs = append(dirs, name)
 			}
 			files = append(files, fileInfo{name, info})
-		}
-		if len(dirs) > 0 {
-			return dropFiles(ctx, dir, files, dirs)
 		}
 		return files, nil
 	}
@@ -832,29 +823,47 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 	return files, err
 }
 
-// dropFiles drops from files the tracked files that became directories,
-// as the guard takes them: gone (git lists the files in them). A submodule
-// stays (see projectFiles).
-func dropFiles(ctx context.Context, dir string, files []fileInfo, dirs []string) ([]fileInfo, error) {
-	args := []string{"ls-files", "--stage", "-z", "--"}
-	for _, name := range dirs {
-		args = append(args, ":(literal)"+name)
-	}
-	out, err := git(ctx, dir, args...)
-	if err != nil {
-		return nil, err
-	}
-	drop := map[string]bool{}
-	for _, name := range dirs {
-		drop[name] = true
-	}
-	// Each record is "mode object stage\tname".
-	for _, rec := range strings.Split(out, "\x00") {
-		if meta, name, _ := strings.Cut(rec, "\t"); strings.HasPrefix(meta, "160000 ") {
-			delete(drop, name)
+// Kinds of the names in a listing of git's (see listing).
+const (
+	plainFile     = iota // a file, tracked or not
+	gitlink              // a submodule: another repository, tracked by its commit
+	untrackedRepo        // a repository git does not track, listed as its directory
+)
+
+// listing reads the names that git ls-files -z --stage --cached --others
+// prints, relative and slash-separated, each once, with its kind. A
+// tracked name is "mode object stage\tname", and listed once per stage of
+// a conflict; one git does not track is its name alone, with a "/" after
+// the name of a repository.
+func listing(out string) iter.Seq2[string, int] {
+	return func(yield func(string, int) bool) {
+		last := ""
+		for _, rec := range strings.Split(out, "\x00") {
+			name, kind := rec, plainFile
+			if meta, tracked, ok := strings.Cut(rec, "\t"); ok && isStage(meta) {
+				name = tracked
+				if strings.HasPrefix(meta, "160000 ") {
+					kind = gitlink
+				}
+			} else if n, ok := strings.CutSuffix(rec, "/"); ok {
+				name, kind = n, untrackedRepo
+			}
+			if name == "" || name == last {
+				continue
+			}
+			last = name
+			if !yield(name, kind) {
+				return
+			}
 		}
 	}
-	return slices.DeleteFunc(files, func(f fileInfo) bool { return drop[f.name] && f.info.IsDir() }), nil
+}
+
+// isStage reports whether meta is a tracked entry's "mode object stage"
+// (100644 5716ca5987cbf97d6bb54920bea6adde242d87e6 0).
+func isStage(meta string) bool {
+	mode, rest, ok := strings.Cut(meta, " ")
+	return ok && len(mode) == 6 && strings.Trim(mode, "01234567") == "" && strings.Count(rest, " ") == 1
 }
 
 // literalDirs are the directories that globs (guardPatterns') name before

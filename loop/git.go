@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
@@ -122,41 +121,72 @@ func (o *Options) gitTree(ctx context.Context) bool {
 // file) and nothing else: in a larger repository, whatever else is going on
 // is not ralph's to commit. It returns the short id of the commit, or ""
 // when there was nothing to commit.
-func gitCommit(ctx context.Context, dir, pathspec, msg string) (string, error) {
+//
+// git adds and commits by paths refuse a repository in the work directory
+// that has no commit checked out: a submodule not checked out (an empty
+// directory), a repository the agent created and committed nothing to.
+// Neither would change in the commit. When the commit fails, such
+// repositories are looked for and left out, and the commit is tried
+// again; exclude keeps them for the run's next commits, which then fail
+// no more.
+func gitCommit(ctx context.Context, dir, pathspec, msg string, exclude *[]string) (string, error) {
 	// A commit runs programs the repository names (a filter, a signer)
 	// that may hang: a second signal stops it, as it stops every child.
 	// The guard's listings run none and are not cut short.
 	ctx, cancel := proc.UntilKilled(ctx)
 	defer cancel()
-	if _, err := git(ctx, dir, "add", "--all", "--", pathspec); err != nil {
+	id, err := commitPaths(ctx, dir, msg, append([]string{"--", pathspec}, *exclude...))
+	if err == nil || ctx.Err() != nil {
+		return id, err
+	}
+	more := unborn(ctx, dir)
+	if len(more) == 0 || slices.Equal(more, *exclude) {
+		return id, err
+	}
+	*exclude = more
+	return commitPaths(ctx, dir, msg, append([]string{"--", pathspec}, more...))
+}
+
+// commitPaths is gitCommit's add and commit of what spec (pathspecs after
+// "--") names.
+func commitPaths(ctx context.Context, dir, msg string, spec []string) (string, error) {
+	if _, err := git(ctx, dir, append([]string{"add", "--all"}, spec...)...); err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, dir, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", pathspec); err == nil {
+	if _, err := git(ctx, dir, append([]string{"diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"}, spec...)...); err == nil {
 		return "", nil
 	}
-	// A commit of paths refuses a submodule that is not checked out (an
-	// empty directory), which it would not change anyway: it is left out,
-	// by the name git gives it, relative to the repository's top.
-	args := []string{"commit", "--quiet", "-m", msg, "--", pathspec}
-	for {
-		_, err := git(ctx, dir, args...)
-		if err == nil {
-			break
-		}
-		m := notCheckedOutRE().FindStringSubmatch(err.Error())
-		exclude := ":(exclude,top,literal)"
-		if m == nil || slices.Contains(args, exclude+m[1]) {
-			return "", err
-		}
-		args = append(args, exclude+m[1])
+	if _, err := git(ctx, dir, append([]string{"commit", "--quiet", "-m", msg}, spec...)...); err != nil {
+		return "", err
 	}
 	out, err := git(ctx, dir, "rev-parse", "--short", "HEAD")
 	return strings.TrimSpace(out), err
 }
 
-// notCheckedOutRE is git commit's refusal of a submodule that is not
-// checked out, which it names relative to the repository's top.
-var notCheckedOutRE = lazyre.New(`'([^'\n]+)' does not have a commit checked out`)
+// unborn are pathspecs that leave out the repositories in the work
+// directory dir with no commit checked out (see gitCommit), sorted.
+func unborn(ctx context.Context, dir string) []string {
+	out, err := git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for name, kind := range listing(out) {
+		if kind == plainFile {
+			continue
+		}
+		// Without .git of its own, git would answer for the repository
+		// around it.
+		repo := filepath.Join(dir, name)
+		if _, err := os.Lstat(filepath.Join(repo, ".git")); err != nil {
+			found = append(found, ":(exclude,literal)"+name)
+		} else if _, err := git(ctx, repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
+			found = append(found, ":(exclude,literal)"+name)
+		}
+	}
+	slices.Sort(found)
+	return found
+}
 
 // hungUp reports whether a git command ended because a terminal's Ctrl-C
 // or hangup reached it (SIGINT or SIGHUP: ralph stops git with SIGKILL).

@@ -76,6 +76,9 @@ type Options struct {
 	AcceptChanges bool
 	// inGit caches whether Dir is in a git work tree (gitTree).
 	inGit *bool
+	// commitExcludes leave out of the run's commits the repositories with
+	// no commit checked out that a commit refused (see gitCommit).
+	commitExcludes []string
 	// gitHead is the file git keeps HEAD in (see detached), and
 	// detachedSaid whether the loop said that HEAD is detached.
 	gitHead      string
@@ -1666,13 +1669,13 @@ func (o *Options) commit(stop context.Context, pathspec, msg string) (string, er
 	defer o.killOrphans("git")
 	ctx := context.WithoutCancel(stop)
 	stopping := stop.Err() != nil
-	id, err := gitCommit(ctx, o.Dir, pathspec, msg)
+	id, err := gitCommit(ctx, o.Dir, pathspec, msg, &o.commitExcludes)
 	if err != nil && !proc.Killed() && (!stopping && stop.Err() != nil || hungUp(err)) {
-		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
+		id, err = gitCommit(ctx, o.Dir, pathspec, msg, &o.commitExcludes)
 	}
 	if err != nil && !proc.Killed() && strings.Contains(err.Error(), "index.lock") {
 		o.clearIndexLock(ctx)
-		id, err = gitCommit(ctx, o.Dir, pathspec, msg)
+		id, err = gitCommit(ctx, o.Dir, pathspec, msg, &o.commitExcludes)
 	}
 	if err != nil && proc.Killed() {
 		return "", errCommitKilled // not git's "context canceled"

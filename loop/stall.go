@@ -451,8 +451,9 @@ func stallReason(e progress.Entry, times int, changed bool) string {
 	if len(failing) > 0 {
 		what = "check " + strings.Join(failing, ", ") + " failed"
 	}
+	undid := slices.ContainsFunc(e.Tampered, func(l string) bool { return strings.Contains(l, ": "+byAgent+" ") })
 	switch {
-	case !changed && len(e.Tampered) > 0:
+	case !changed && undid:
 		// What it changed was the guard's to undo: the same refusal.
 		what += ", and the agent changed nothing but what ralph guards, which ralph undid"
 	case !changed:

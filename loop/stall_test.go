@@ -461,6 +461,8 @@ func TestStallReason(t *testing.T) {
 			"stalled: the same failure 3 times in a row (check unit failed, and claimed nothing)"},
 		{"guarded files changed and undone", progress.Entry{Tampered: []string{"prd.json: the agent replaced it; ralph restored the file"}}, false,
 			"stalled: the same failure 3 times in a row (no check failed, and the agent changed nothing but what ralph guards, which ralph undid, and claimed nothing)"},
+		{"the checks' changes undone", progress.Entry{Checks: failing, Claim: "done", Tampered: []string{"schema/a.sql: the checks changed this protected file; ralph restored it"}}, false,
+			"stalled: the same failure 3 times in a row (check unit failed, and the agent changed nothing)"},
 	} {
 		if got := stallReason(c.e, 3, c.changed); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)

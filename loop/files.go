@@ -518,23 +518,20 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 	if err != nil {
 		return nil, err
 	}
-	dirs := map[string]bool{} // directories found to be ones
+	// The names each directory of test files holds, listed once: a listing
+	// a directory, not a stat a file (a suite has thousands).
+	held := map[string]map[string]bool{}
 	more, err := s.guardTests(ctx, o, who, func(name string) bool {
 		if _, ok := s.protected[name]; ok {
 			return false // guardProtected's
 		}
-		if _, err := os.Lstat(filepath.Join(o.Dir, name)); err != nil {
-			return true
+		dir := parentDir(name)
+		names, listed := held[dir]
+		if !listed {
+			names = dirNames(o.Dir, dir)
+			held[dir] = names
 		}
-		// Read through a link in place of one of its directories, it may
-		// be a copy outside the project (see inDirs).
-		i := strings.LastIndexByte(name, '/')
-		if i < 0 || dirs[name[:i]] {
-			return false
-		}
-		dir := name[:i]
-		dirs[dir] = inDirs(o.Dir, name)
-		return !dirs[dir]
+		return !names[name[strings.LastIndexByte(name, '/')+1:]]
 	})
 	if err != nil {
 		return nil, err
@@ -745,6 +742,26 @@ func inDirs(root, name string) bool {
 		}
 	}
 	return true
+}
+
+// dirNames are the names in the directory dir of the project at root
+// (relative and slash-separated, "" for root itself); none when dir is
+// gone, or when it or one of its directories is no directory of the
+// project's own: read through a link in place of one, a file may be a
+// copy outside the project (see inDirs).
+func dirNames(root, dir string) map[string]bool {
+	if dir != "" && !inDirs(root, dir+"/.") {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		return nil
+	}
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names
 }
 
 // dirsOf yields the directories on the way from root to the file name,

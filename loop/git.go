@@ -32,9 +32,11 @@ func inWorkTree(ctx context.Context, dir string) bool {
 }
 
 // gitIgnored reports whether the work tree that dir is in ignores dir (a
-// .gitignore's "proj/"); false when git cannot tell.
+// .gitignore's "proj/"); false when git cannot tell. Files of it that git
+// tracks all the same (added with -f) do not make it less ignored: git
+// adds no new one there.
 func gitIgnored(ctx context.Context, dir string) bool {
-	_, err := git(ctx, dir, "check-ignore", "-q", ".")
+	_, err := git(ctx, dir, "check-ignore", "-q", "--no-index", ".")
 	return err == nil // exit 1: not ignored
 }
 

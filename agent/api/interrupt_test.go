@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -88,37 +87,10 @@ func TestInterruptKeepsUsage(t *testing.T) {
 	}
 }
 
-// held is a model server that answers the n-th request with the n-th body
-// and, for the last one, then holds the stream open until the client goes:
-// a reply that is still streaming when the run is stopped.
-type held struct {
-	mu      sync.Mutex
-	answers []string
-	n       int
-}
-
-func (h *held) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	io.Copy(io.Discard, req.Body)
-	h.mu.Lock()
-	n := h.n
-	h.n++
-	h.mu.Unlock()
-	if n >= len(h.answers) {
-		http.Error(w, "no more answers", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	io.WriteString(w, h.answers[n])
-	w.(http.Flusher).Flush()
-	if n == len(h.answers)-1 {
-		<-req.Context().Done()
-	}
-}
-
 // TestInterruptMidStream: a reply cut off by the stop counts with the usage
 // the server had reported of it (the Messages API says the input tokens at
-// message_start); an attempt cut off before it and tried again counts
-// nothing, so the tokens are not counted twice. A reply of the OpenAI API,
+// message_start), and so does an attempt the network cut off before it,
+// tried again: each was billed as far as it went. A reply of the OpenAI API,
 // whose usage and cost come at its end, counts nothing and leaves the
 // cost of the replies before it known.
 func TestInterruptMidStream(t *testing.T) {
@@ -131,7 +103,7 @@ func TestInterruptMidStream(t *testing.T) {
 		)
 	}
 	t.Run(Anthropic, func(t *testing.T) {
-		h := &held{answers: []string{
+		h := &replay{hold: true, answers: []string{
 			anthropicAnswer("Look.", [3]string{"toolu_1", "shell", `{"command":"true"}`}),
 			start("First try.\n"), // cut off by the network, and tried again
 			start("Thinking it over.\n"),
@@ -139,9 +111,7 @@ func TestInterruptMidStream(t *testing.T) {
 		// The first try of the second request is cut off: the connection
 		// closes after what it sent.
 		url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			h.mu.Lock()
-			cut := h.n == 1
-			h.mu.Unlock()
+			cut := h.served() == 1
 			h.ServeHTTP(w, req)
 			if cut {
 				panic(http.ErrAbortHandler)
@@ -169,7 +139,7 @@ func TestInterruptMidStream(t *testing.T) {
 	t.Run(OpenAI, func(t *testing.T) {
 		first := strings.Replace(openAIAnswer("Look.", [3]string{"call_1", "shell", `{"command":"true"}`}),
 			`"total_tokens":15}`, `"total_tokens":15,"cost":0.25}`, 1)
-		h := &held{answers: []string{
+		h := &replay{hold: true, answers: []string{
 			first,
 			`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Thinking it over.\n"},"finish_reason":null}]}` + "\n\n",
 		}}

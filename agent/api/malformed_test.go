@@ -14,10 +14,13 @@ import (
 
 // replay is a model server that answers the n-th request with the n-th
 // body, as server-sent events written out by hand, and keeps the requests.
+// With hold, it holds the last answer's stream open until the client goes:
+// a reply still streaming when the run is stopped.
 type replay struct {
 	mu       sync.Mutex
 	answers  []string
 	requests []string
+	hold     bool
 }
 
 func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -32,6 +35,17 @@ func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	io.WriteString(w, r.answers[n])
+	w.(http.Flusher).Flush()
+	if r.hold && n == len(r.answers)-1 {
+		<-req.Context().Done()
+	}
+}
+
+// served is how many requests r has had.
+func (r *replay) served() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.requests)
 }
 
 // sseEvents writes events as the Messages API streams them.

@@ -125,13 +125,12 @@ func Status(o Options) (StatusReport, error) {
 	// An iteration a running loop has is shown as such; one a stopped
 	// ralph left open decides what the next loop does.
 	if m, err := progress.InFlight(o.path(ProgressFile)); err == nil && m != nil {
-		switch note, running := o.openIteration(m); {
-		case !running:
-			r.Warnings = append(r.Warnings, note)
-		default:
+		if note, running := o.openIteration(m); running {
 			r.Running = &Running{Story: m.StoryID, Iteration: m.Iteration, Attempt: m.Attempt, Since: m.Time,
 				ElapsedSeconds: max(o.now().Sub(m.Time), 0).Seconds(), Baseline: m.TakingBaseline}
 			r.Next = ""
+		} else {
+			r.Warnings = append(r.Warnings, note)
 		}
 	}
 	return r, nil

@@ -97,9 +97,7 @@ func (r *claudeReader) finish(res *Result) {
 func (r *claudeReader) resultProblem() *Problem {
 	kind := claudeErrorKind(r.errStatus, r.errType)
 	if kind == Permanent && outgrownRE().MatchString(r.final) {
-		// Refused as too long, the conversation outgrew the model's
-		// context in this iteration: the next begins afresh.
-		kind = 0
+		kind = 0 // see Classify
 	}
 	p := classifyAs(r.final, kind, fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
 	if p != nil {
@@ -133,12 +131,13 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 	case status >= 500 || typ == "api_error" || typ == "overloaded_error" ||
 		typ == "overloaded" || typ == "server_error":
 		return Transient
-	case status == 400:
+	case status == 400 || status == 404 || typ == "not_found_error":
 		// A request the service will never take (max_tokens above the
-		// model's, a parameter it does not know): asked again, it is
-		// refused again, and every attempt of every story with it. By
-		// its status, not its type: ralph's API agent gives its type to
-		// other statuses too (408, 409), which pass.
+		// model's, a parameter it does not know, a model it does not
+		// have): asked again, it is refused again, and every attempt of
+		// every story with it. A 400 by its status, not its type: ralph's
+		// API agent gives invalid_request_error to other statuses too
+		// (408, 409), which pass.
 		return Permanent
 	}
 	return 0

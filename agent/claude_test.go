@@ -122,6 +122,13 @@ func TestClaudeEvents(t *testing.T) {
 			problem: &Problem{Kind: Permanent, Message: "API Error: 400 unknown parameter: reasoning"},
 		},
 		{
+			name:    "a model the service does not have is permanent",
+			input:   `{"type":"result","is_error":true,"api_error_status":404,"api_error_type":"not_found_error","result":"There's an issue with the selected model (claude-opus-5-5). It may not exist or you may not have access to it."}` + "\n",
+			shown:   "✗ result — There's an issue with the selected model (claude-opus-5-5). It may not exist or you may not have access to it.\n",
+			res:     Result{FinalMessage: "There's an issue with the selected model (claude-opus-5-5). It may not exist or you may not have access to it.", APIError: true},
+			problem: &Problem{Kind: Permanent, Message: "There's an issue with the selected model (claude-opus-5-5). It may not exist or you may not have access to it."},
+		},
+		{
 			// ralph's API agent types every status it does not name as
 			// invalid_request_error: a 408 passes, and is no stop.
 			name:  "a request timeout is not permanent",

@@ -370,3 +370,17 @@ func TestGeminiFatal(t *testing.T) {
 		t.Errorf("geminiFatal with no stderr = %+v", p)
 	}
 }
+
+// TestGeminiOutgrown: a 400 that says the conversation outgrew the model's
+// context ends its iteration only: the next begins a new one. Another 400
+// (a key not valid) is permanent.
+func TestGeminiOutgrown(t *testing.T) {
+	outgrown := `[API Error: {"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]`
+	if p := geminiProblem(outgrown, 144, time.Now()); p != nil {
+		t.Errorf("geminiProblem(outgrown) = %+v, want none", p)
+	}
+	badKey := `[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}]`
+	if p := geminiProblem(badKey, 144, time.Now()); p == nil || p.Kind != Permanent {
+		t.Errorf("geminiProblem(bad key) = %+v, want permanent", p)
+	}
+}

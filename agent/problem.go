@@ -63,12 +63,12 @@ var (
 	quotaRE     = lazyre.New(`(?i)exceeded your current quota|plan and billing`)
 	rateHintRE  = lazyre.New(`(?i)resource[_ ]exhausted|rate[ _-]?limits?\b|retry ?delay|retry in|try again`)
 	rateLimitRE = lazyre.New(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit|quota (?:exceeded|exhausted)|resource[ _]exhausted|limit reached|hit your (?:(?:usage|session|weekly|daily|monthly|opus|sonnet|\d+-hour) )?limit|resource has been exhausted|exhausted your [^\n]{0,30}quota`)
-	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors`)
-	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method`)
+	transientRE = lazyre.New(`(?i)\b(?:500|502|503|504|529)\b|overloaded|internal server error|bad gateway|service unavailable|gateway time-?out|econnreset|econnrefused|etimedout|enotfound|socket hang up|fetch failed|network error|connection (?:reset|refused)|stream (?:disconnected|error)|high demand|temporary errors|other side closed|und_err_socket|api error: terminated`)
+	permanentRE = lazyre.New(`(?i)\b(?:401|403)\b|invalid (?:x-)?api[ _-]?key|api key not valid|authentication[ _](?:error|failed)|unauthori[sz]ed|not logged in|please (?:log ?in|login|run /login)|model[^\n]{0,40}(?:not found|does not exist|not supported)|unknown model|invalid model|not_found_error|permission_error|unknown (?:option|argument|flag)|unexpected argument|cannot be used with root|missing environment variable|must specify the \w*api_key|set an auth method|invalid_request_error|\(HTTP 400\)|\b400 bad request\b`)
 	// outgrownRE is a request refused as too long for the model's context:
 	// Anthropic's "prompt is too long: 215000 tokens > 200000 maximum",
 	// OpenAI's "maximum context length is 128000 tokens".
-	outgrownRE = lazyre.New(`(?i)prompt is too long|context[ _](?:length|window)|too many (?:input )?tokens`)
+	outgrownRE = lazyre.New(`(?i)prompt is too long|context[ _](?:length|window)|too many (?:input )?tokens|input token count[^\n]{0,40} exceeds the maximum`)
 	// noiseRE is what is read past: where a crash's stack points
 	// (index.js:429:17, "line 500, in f"), whose numbers are no HTTP
 	// statuses, and a context window that is full (Claude Code's "Context
@@ -100,6 +100,11 @@ func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *
 // returns nil when the text says none of these. now resolves relative
 // reset times ("try again in 2 hours", "resets 3pm").
 func Classify(text string, now time.Time) *Problem {
+	if outgrownRE().MatchString(text) {
+		// Refused as too long, the conversation outgrew the model's
+		// context in this run: the next begins afresh.
+		return nil
+	}
 	// Matched with the noise blanked out, so that offsets into words are
 	// offsets into text: the message is text's line.
 	words := noiseRE().ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })

@@ -38,6 +38,13 @@ func TestClassify(t *testing.T) {
 		{"RESOURCE_EXHAUSTED: Too Many Requests", RateLimited, time.Time{}},
 		{"You have exhausted your daily quota on this model.", RateLimited, time.Time{}},
 		{"API key not valid. Please pass a valid API key.", Permanent, time.Time{}},
+		// A request refused as invalid, as codex quotes the body and
+		// opencode the status: asked again, it is refused again.
+		{`{"error":{"message":"Unsupported parameter: 'reasoning.effort' is not supported with this model.","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_parameter"}}`, Permanent, time.Time{}},
+		{"Bad Request: {\"error\":{\"message\":\"max_tokens is too large\"}} (HTTP 400)", Permanent, time.Time{}},
+		// A stream the server dropped, as gemini's fetch (undici) says it.
+		{"API error: terminated", Transient, time.Time{}},
+		{"TypeError: terminated\n  [cause]: SocketError: other side closed (UND_ERR_SOCKET)", Transient, time.Time{}},
 		{"API Error: 529 Overloaded", Transient, time.Time{}},
 		{"API error 503 (server_error): maintenance; the server asked to wait until 2026-03-04T11:00:00Z", Transient, time.Date(2026, 3, 4, 11, 0, 0, 0, time.UTC)},
 		{"Error: 500 Internal Server Error", Transient, time.Time{}},
@@ -130,6 +137,10 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	for _, text := range []string{"", "tests failed: 3 of 12", "exit status 1", "permission denied: ./build.sh",
+		// A request refused as too long: the conversation outgrew the
+		// model's context, and the next iteration begins a new one.
+		`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`,
+		"API error 400 INVALID_ARGUMENT: The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
 		// A crash's stack, a full context: failures of the run, judged as such.
 		"    at file:///usr/lib/node_modules/@openai/codex/dist/index.js:429:17",
 		"TypeError: x is undefined\n    at main.js:500:3\n    at run (lib/a.js:401:9)",

@@ -36,6 +36,9 @@ type claudeReader struct {
 
 	gotResult bool
 	final     string
+	// said is the text of the model's last turn: its text blocks since
+	// its last tool call, each on lines of its own (see fullTurn).
+	said      string
 	input     int64
 	output    int64
 	cost      float64
@@ -89,6 +92,20 @@ func (r *claudeReader) finish(res *Result) {
 			res.Problem = &p
 		}
 	}
+}
+
+// fullTurn is the final message of a result whose text is result, when
+// the model's last turn said said. Claude Code's result holds the turn's
+// last text block alone: a summary or a "Learning:" line in a block before
+// it would be lost, and a claim too when the last block is blank. The
+// whole turn is taken when it ends as the result does, which keeps the
+// last line, a claim's, the same; the result otherwise.
+func fullTurn(result, said string) string {
+	end := strings.TrimRight(said, " \t\r\n")
+	if end == "" || !strings.HasSuffix(end, strings.TrimSpace(result)) {
+		return result
+	}
+	return said
 }
 
 // resultProblem is the problem of a result that is an API error: the kind
@@ -319,7 +336,12 @@ func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
 				continue
 			}
 			r.showText(b.Text)
+			if r.said != "" && !strings.HasSuffix(r.said, "\n") {
+				r.said += "\n"
+			}
+			r.said = lastBytes(r.said+b.Text, MaxFinalMessage)
 		case "tool_use":
+			r.said = ""
 			r.printf("%s\n", toolLine(b.Name, toolSummary(b.Input)))
 		}
 		// Thinking blocks are the agent's own business.
@@ -359,6 +381,9 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	r.errStatus = 0
 	json.Unmarshal(ev["api_error_status"], &r.errStatus)
 	r.errType = str(ev["api_error_type"])
+	if !r.apiError {
+		r.final = fullTurn(r.final, r.said)
+	}
 	var usage struct {
 		Input         int64 `json:"input_tokens"`
 		Output        int64 `json:"output_tokens"`

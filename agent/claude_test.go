@@ -486,3 +486,39 @@ func FuzzClaudeLine(f *testing.F) {
 		}
 	})
 }
+
+// TestClaudeFullTurn: Claude Code's result holds the last text block of the
+// model's last turn alone; the final message is the whole turn when it ends
+// as the result does, so a learning in an earlier block and a claim before
+// a blank last block are kept. Text before a tool call is no part of it.
+func TestClaudeFullTurn(t *testing.T) {
+	assistant := func(blocks ...string) string {
+		return `{"type":"assistant","message":{"content":[` + strings.Join(blocks, ",") + `]}}` + "\n"
+	}
+	text := func(s string) string { return `{"type":"text","text":` + strconv.Quote(s) + `}` }
+	tool := `{"type":"tool_use","name":"Bash","input":{"command":"true"}}`
+	result := func(s string) string {
+		return `{"type":"result","subtype":"success","is_error":false,"result":` + strconv.Quote(s) + `}` + "\n"
+	}
+	for _, c := range []struct {
+		name, input, want string
+	}{
+		{"a learning in a block before the claim's",
+			assistant(text("Looking."), tool) + assistant(text("Wrote hello.txt.\nLearning: keep me")) + assistant(text("<ralph>done</ralph>")) + result("<ralph>done</ralph>"),
+			"Wrote hello.txt.\nLearning: keep me\n<ralph>done</ralph>"},
+		{"a blank last block",
+			assistant(text("Wrote hello.txt.\n<ralph>done</ralph>\n"), text(" ")) + result(" "),
+			"Wrote hello.txt.\n<ralph>done</ralph>\n "},
+		{"one block: the result",
+			assistant(text("All done.\n<ralph>done</ralph>")) + result("All done.\n<ralph>done</ralph>"),
+			"All done.\n<ralph>done</ralph>"},
+		{"a result that is not how the turn ends stands",
+			assistant(text("Half way.")) + result("Something else."),
+			"Something else."},
+	} {
+		_, res := parse(c.input, 4096)
+		if res.FinalMessage != c.want {
+			t.Errorf("%s: final message %q, want %q", c.name, res.FinalMessage, c.want)
+		}
+	}
+}

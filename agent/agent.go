@@ -329,6 +329,12 @@ wait:
 			res.Problem = geminiFatal(res.ExitCode, res.Stderr)
 		}
 	}
+	// A known CLI may say when a limit lifts on its stderr alone (gemini's
+	// "Please retry in 3600s" after its last try), not in the event that
+	// reports it.
+	if p := res.Problem; p != nil && p.Kind == RateLimited && p.ResetAt.IsZero() && o.Format != Text {
+		p.ResetAt = resetTime(res.Stderr, now())
+	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -382,5 +383,29 @@ func TestGeminiOutgrown(t *testing.T) {
 	badKey := `[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}]`
 	if p := geminiProblem(badKey, 144, time.Now()); p == nil || p.Kind != Permanent {
 		t.Errorf("geminiProblem(bad key) = %+v, want permanent", p)
+	}
+}
+
+// TestGeminiResetOnStderr: a rate limit whose result says not when it lifts
+// takes the time gemini said on its stderr, after its last try.
+func TestGeminiResetOnStderr(t *testing.T) {
+	events, err := os.ReadFile(filepath.Join("testdata", "gemini", "daily-quota.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	script := "cat <<'END'\n" + string(events) + "END\necho 'Attempt 3 failed: You have exhausted your daily quota. Please retry in 3600s.' >&2\nexit 173"
+	res, err := Run(context.Background(), Options{
+		Argv:   []string{"sh", "-c", script},
+		Dir:    t.TempDir(),
+		Format: GeminiStreamJSON,
+		Output: io.Discard,
+		Now:    func() time.Time { return now },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Problem; p == nil || p.Kind != RateLimited || !p.ResetAt.Equal(now.Add(time.Hour)) {
+		t.Errorf("Problem = %+v, want a rate limit that lifts at %v", p, now.Add(time.Hour))
 	}
 }

@@ -100,9 +100,10 @@ func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *
 // returns nil when the text says none of these. now resolves relative
 // reset times ("try again in 2 hours", "resets 3pm").
 func Classify(text string, now time.Time) *Problem {
-	if outgrownRE().MatchString(text) {
+	if outgrownRE().MatchString(text) && !rateLimitRE().MatchString(text) {
 		// Refused as too long, the conversation outgrew the model's
-		// context in this run: the next begins afresh.
+		// context in this run: the next begins afresh. (Not a limit on
+		// the tokens of a minute: "429: too many tokens per minute".)
 		return nil
 	}
 	// Matched with the noise blanked out, so that offsets into words are

@@ -42,6 +42,9 @@ func TestClassify(t *testing.T) {
 		// opencode the status: asked again, it is refused again.
 		{`{"error":{"message":"Unsupported parameter: 'reasoning.effort' is not supported with this model.","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_parameter"}}`, Permanent, time.Time{}},
 		{"Bad Request: {\"error\":{\"message\":\"max_tokens is too large\"}} (HTTP 400)", Permanent, time.Time{}},
+		// A limit on the tokens of a minute is a rate limit, not a
+		// conversation too long.
+		{"429 Too Many Requests: too many tokens per minute, retry in 20s", RateLimited, now.Add(20 * time.Second)},
 		// A stream the server dropped, as gemini's fetch (undici) says it.
 		{"API error: terminated", Transient, time.Time{}},
 		{"TypeError: terminated\n  [cause]: SocketError: other side closed (UND_ERR_SOCKET)", Transient, time.Time{}},

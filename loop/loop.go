@@ -264,8 +264,16 @@ func Run(ctx context.Context, o Options) (err error) {
 	// Watching, a file that cannot be used may be one a person's editor is
 	// saving (removed and written again, or truncated and written): the
 	// round begins again once the directory is quiet (see waitQuiet), and
-	// only what is wrong then is said. settled: this round did.
+	// only what is wrong then is said. settled: this round did. settle
+	// waits so, once a round: true when the round is to begin again.
 	settled := false
+	settle := func() (bool, error) {
+		if !o.Watch || settled {
+			return false, nil
+		}
+		settled = true
+		return true, o.waitQuiet(ctx)
+	}
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -273,11 +281,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		switch sum := o.harnessSum(); {
 		case o.Reload == nil || bytes.Equal(sum, loaded) && (refused == "" || sum == nil):
 		case sum == nil:
-			if o.Watch && !settled {
-				settled = true
-				if err := o.waitQuiet(ctx); err != nil {
-					return err
-				}
+			if again, err := settle(); err != nil {
+				return err
+			} else if again {
 				continue
 			}
 			// Said once: the sum of a file back in place differs from nil.
@@ -286,12 +292,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		default:
 			changed := !bytes.Equal(sum, loaded)
 			t, err := o.reload()
-			if err != nil && changed && o.Watch && !settled {
-				settled = true
-				if err := o.waitQuiet(ctx); err != nil {
+			if err != nil && changed {
+				if again, err := settle(); err != nil {
 					return err
+				} else if again {
+					continue
 				}
-				continue
 			}
 			loaded = sum
 			switch {
@@ -308,11 +314,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		f, err := o.loadStories()
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
-			if !settled {
-				settled = true
-				if err := o.waitQuiet(ctx); err != nil {
-					return err
-				}
+			if again, err := settle(); err != nil {
+				return err
+			} else if again {
 				continue
 			}
 			o.warn("%v", err)

@@ -744,19 +744,22 @@ func inDirs(root, name string) bool {
 	return true
 }
 
-// dirNames are the names in the directory dir of the project at root
-// (relative and slash-separated, "" for root itself); none when dir is
-// gone, or when it or one of its directories is no directory of the
-// project's own: read through a link in place of one, a file may be a
-// copy outside the project (see inDirs).
-func dirNames(root, dir string) map[string]bool {
+// ownDir is what the directory dir of the project at root holds (dir
+// relative and slash-separated, "" for root itself); nothing when dir is
+// gone, not a directory, or reached through a link in place of one of its
+// directories, which leads out of the project (see inDirs).
+func ownDir(root, dir string) []os.DirEntry {
 	if dir != "" && !inDirs(root, dir+"/.") {
 		return nil
 	}
-	entries, err := os.ReadDir(filepath.Join(root, dir))
-	if err != nil {
-		return nil
-	}
+	entries, _ := os.ReadDir(filepath.Join(root, dir))
+	return entries
+}
+
+// dirNames are the names ownDir finds in dir: none where a file read
+// through a link may be a copy outside the project.
+func dirNames(root, dir string) map[string]bool {
+	entries := ownDir(root, dir)
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		names[e.Name()] = true
@@ -922,14 +925,7 @@ func (o *Options) specialFiles(ctx context.Context, dirs map[string]bool) []file
 	look := func(dir string) {
 		// Not through a link in place of a directory: what it leads to
 		// is not the project's, and a pipe there not ralph's to remove.
-		if dir != "" && !inDirs(o.Dir, dir+"/-") {
-			return
-		}
-		entries, err := os.ReadDir(filepath.Join(o.Dir, dir))
-		if err != nil {
-			return // none, or not a directory: not the guard's business here
-		}
-		for _, e := range entries {
+		for _, e := range ownDir(o.Dir, dir) {
 			if !isSpecial(e.Type()) {
 				continue
 			}

@@ -180,14 +180,18 @@ func unborn(ctx context.Context, dir string) []string {
 		// Without .git of its own, git would answer for the repository
 		// around it.
 		repo := filepath.Join(dir, name)
-		if _, err := os.Lstat(filepath.Join(repo, ".git")); err != nil {
-			found = append(found, ":(exclude,literal)"+name)
-		} else if _, err := git(ctx, repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
+		if !exists(filepath.Join(repo, ".git")) || !hasCommit(ctx, repo) {
 			found = append(found, ":(exclude,literal)"+name)
 		}
 	}
 	slices.Sort(found)
 	return found
+}
+
+// hasCommit reports whether the repository at dir has a commit checked out.
+func hasCommit(ctx context.Context, dir string) bool {
+	_, err := git(ctx, dir, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	return err == nil
 }
 
 // hungUp reports whether a git command ended because a terminal's Ctrl-C

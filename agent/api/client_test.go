@@ -80,20 +80,11 @@ func (o outcome) count(typ, subtype string) int {
 // are recorded instead of slept.
 func runAgent(t testing.TB, o Options) outcome {
 	t.Helper()
-	if o.Dir == "" {
-		o.Dir = t.TempDir()
-	}
-	if o.Key == "" {
-		o.Key = "sk-fake-key"
-	}
-	if o.Model == "" {
-		o.Model = "fake-model"
-	}
+	o = testOptions(t, o)
 	var out bytes.Buffer
 	var mu sync.Mutex
 	var res outcome
 	o.Out = &out
-	o.Retries = 3
 	o.Sleep = func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -108,6 +99,22 @@ func runAgent(t testing.TB, o Options) outcome {
 	res.raw = out.String()
 	res.events = events(t, res.raw)
 	return res
+}
+
+// testOptions fills in what a test's run needs and o does not say: a work
+// directory, a key, a model, three retries.
+func testOptions(t testing.TB, o Options) Options {
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if o.Key == "" {
+		o.Key = "sk-fake-key"
+	}
+	if o.Model == "" {
+		o.Model = "fake-model"
+	}
+	o.Retries = 3
+	return o
 }
 
 // events are the lines of a run's stdout, each a JSON object.

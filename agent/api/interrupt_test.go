@@ -39,11 +39,8 @@ func runStopped(t testing.TB, o Options, when string) outcome {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &stopper{when: when, cancel: cancel}
+	o = testOptions(t, o)
 	o.Out = out
-	o.Dir = t.TempDir()
-	o.Key = "sk-fake-key"
-	o.Model = "fake-model"
-	o.Retries = 3
 	o.Sleep = func(context.Context, time.Duration) error { return nil }
 	code, err := Run(ctx, o)
 	if !errors.Is(err, ErrInterrupted) || code != 1 {

@@ -47,9 +47,6 @@ func demoCommand(e env) *cli.Command {
 				return err
 			}
 			gitNote := demoGit(c.Context, dir)
-			// The demo commits when it could make a repository, and says
-			// which: no warning when git is missing.
-			cfg.CommitAsked = false
 			w := &sticky.Writer{W: c.App.Writer}
 			fmt.Fprintf(w, `ralph demo: a scripted agent builds a tiny shell greeter in %s
 It gets the first story wrong and claims done anyway: watch the judge refuse,

@@ -41,8 +41,9 @@ name = "syntax"
 run = "test ! -e greet.sh || sh -n greet.sh"
 timeout = "10s"
 
-[git]
-commit = true
+# No [git]: ralph commits after every iteration where git is (the demo makes
+# its directory a repository when git is installed), and says nothing where
+# it is not.
 `
 }
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/agent"
+	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/redact"
@@ -261,28 +261,29 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	return &usageError{err: flagError(c, err)}
 }
 
-// The flag package's messages (flag.FlagSet.parseOne).
+// The flag package's messages (flag.FlagSet.parseOne), compiled when a
+// flag is wrong, not at every start.
 var (
-	flagUnknown  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
-	flagBadValue = regexp.MustCompile(`^invalid value (".*") for flag -+([^:]*): (.*)$`)
-	flagBadBool  = regexp.MustCompile(`^invalid boolean value (".*") for -+([^:]*): (.*)$`)
+	flagUnknown  = lazyre.New(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue  = lazyre.New(`^flag needs an argument: -+(.*)$`)
+	flagBadValue = lazyre.New(`^invalid value (".*") for flag -+([^:]*): (.*)$`)
+	flagBadBool  = lazyre.New(`^invalid boolean value (".*") for -+([^:]*): (.*)$`)
 )
 
 // flagError rewords err, when the flag package wrote it, naming the flag as
 // it is typed (--max-iterations, -n) and saying what a bad value should be.
 func flagError(c *cli.Context, err error) error {
 	msg := err.Error()
-	if m := flagUnknown.FindStringSubmatch(msg); m != nil {
+	if m := flagUnknown().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("unknown flag %s", dashed(m[1]))
 	}
-	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+	if m := flagNoValue().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("flag %s needs a value", dashed(m[1]))
 	}
-	if m := flagBadBool.FindStringSubmatch(msg); m != nil {
+	if m := flagBadBool().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("invalid value %s for %s: want true or false", m[1], dashed(m[2]))
 	}
-	m := flagBadValue.FindStringSubmatch(msg)
+	m := flagBadValue().FindStringSubmatch(msg)
 	if m == nil {
 		return err
 	}

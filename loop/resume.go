@@ -85,8 +85,8 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // meanwhile is refused as if another ran.
 func CloseStopped(ctx context.Context, o Options) {
 	path := o.path(ProgressFile)
-	m, err := progress.InFlight(path)
-	if err != nil || m == nil || len(m.Guarded) == 0 {
+	m := leftOpen(path)
+	if m == nil {
 		return
 	}
 	ledger, err := progress.Open(path)
@@ -98,7 +98,7 @@ func CloseStopped(ctx context.Context, o Options) {
 		return
 	}
 	defer ledger.Close()
-	if m, err = progress.InFlight(path); err != nil || m == nil || len(m.Guarded) == 0 {
+	if m = leftOpen(path); m == nil {
 		return // recorded meanwhile
 	}
 	changed, err := o.settleInFlight(ctx, m)
@@ -111,6 +111,17 @@ func CloseStopped(ctx context.Context, o Options) {
 	case err != nil:
 		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet (%v): the next `ralph loop` sees to it", m.Iteration, m.StoryID, err)
 	}
+}
+
+// leftOpen returns the marker of the iteration left open in the ledger at
+// path that CloseStopped records, or nil when there is none: none is open,
+// the ledger cannot be read, or the marker keeps no digests.
+func leftOpen(path string) *progress.Mark {
+	m, err := progress.InFlight(path)
+	if err != nil || m == nil || len(m.Guarded) == 0 {
+		return nil
+	}
+	return m
 }
 
 // removeTemps removes the temp files of atomic writes that a killed ralph

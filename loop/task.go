@@ -25,14 +25,19 @@ import (
 // ralph left open is recorded first (see CloseStopped), once a dry run of
 // fn on the file as it is has said the edit is good and changes something:
 // bad input changes nothing, that record included.
+//
+// The dry run is made only when such an iteration is open: a file of
+// thousands of stories is read once in the usual case, not twice.
 func edit(o Options, fn func(f *prd.File) error) error {
-	if f, err := prd.Read(o.path(PRDFile), PRDFile); err == nil && o.harnessed() {
-		switch err := fn(f); {
-		case errors.Is(err, prd.ErrUnchanged):
-		case err != nil:
-			return err
-		default:
-			CloseStopped(context.Background(), o)
+	if o.harnessed() && leftOpen(o.path(ProgressFile)) != nil {
+		if f, err := prd.Read(o.path(PRDFile), PRDFile); err == nil {
+			switch err := fn(f); {
+			case errors.Is(err, prd.ErrUnchanged):
+			case err != nil:
+				return err
+			default:
+				CloseStopped(context.Background(), o)
+			}
 		}
 	}
 	called := false

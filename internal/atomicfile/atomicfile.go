@@ -142,9 +142,13 @@ func install(path, tmp, target string, q *durable.Queue, linked *os.File) error 
 
 // fill writes the content to the temp file f, gathering small writes into
 // writes of 64 KiB, and makes it durable with its final mode.
+//
+// A large file is handed to the disk as it is written, a part at a time
+// (see writeback): the sync then waits for the last part only, not for the
+// whole file, whose writing to the disk would begin with it.
 func fill(f *os.File, content func(io.Writer) error, mode os.FileMode) error {
 	w := writers.Get().(*bufio.Writer)
-	w.Reset(f)
+	w.Reset(&writeback{f: f})
 	defer func() {
 		w.Reset(nil)
 		writers.Put(w)
@@ -161,6 +165,29 @@ func fill(f *os.File, content func(io.Writer) error, mode os.FileMode) error {
 		return err
 	}
 	return syncFile(f)
+}
+
+// writebackPart is how much of a file fill writes before asking the
+// system to start writing it to the disk: files smaller than that, nearly
+// every one, are left to the sync alone.
+const writebackPart = 1 << 20
+
+// writeback is a file being written by fill, whose written parts are
+// handed to the disk every writebackPart bytes (startWriteback).
+type writeback struct {
+	f       *os.File
+	written int64 // bytes written
+	started int64 // bytes handed to the disk
+}
+
+func (w *writeback) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	if w.written-w.started >= writebackPart {
+		startWriteback(w.f, w.started, w.written-w.started)
+		w.started = w.written
+	}
+	return n, err
 }
 
 // writers are fill's buffers, used again: the loop saves prd.json in every

@@ -334,6 +334,46 @@ func TestWritePieces(t *testing.T) {
 	checkFile(t, path, want.String(), 0o600)
 }
 
+// TestWriteback: a large file is handed to the disk a part at a time as it
+// is written, each part once and in order; a small one is left to the
+// sync.
+func TestWriteback(t *testing.T) {
+	type part struct{ off, n int64 }
+	var parts []part
+	orig := startWriteback
+	startWriteback = func(f *os.File, off, n int64) {
+		parts = append(parts, part{off, n})
+		orig(f, off, n)
+	}
+	t.Cleanup(func() { startWriteback = orig })
+
+	dir := t.TempDir()
+	small := bytes.Repeat([]byte("s"), writebackPart-1)
+	if err := Write(filepath.Join(dir, "small"), small, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 0 {
+		t.Fatalf("a file of %d bytes: writeback %v, want none", len(small), parts)
+	}
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), (5*writebackPart+12345)/16)
+	path := filepath.Join(dir, "big")
+	if err := WriteQueued(path, 0o644, nil, big[:100], big[100:3*writebackPart], big[3*writebackPart:]); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, path, string(big), 0o644)
+	var at int64
+	for _, p := range parts {
+		if p.off != at || p.n < writebackPart {
+			t.Fatalf("writeback %v: want consecutive parts of %d bytes or more from 0", parts, writebackPart)
+		}
+		at += p.n
+	}
+	if rest := int64(len(big)) - at; len(parts) == 0 || rest < 0 || rest >= writebackPart {
+		t.Fatalf("writeback %v of %d bytes: want all but less than a part handed to the disk", parts, len(big))
+	}
+}
+
 // TestCopy: the file gets what the reader has, to its end, and keeps its
 // mode; a reader that fails leaves the file as it was.
 func TestCopy(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unsafe"
 )
 
 // storyList is the value of the userStories key, written story by story.
@@ -38,12 +39,54 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
 	l.buf = append(b, '\n')
 	text = make([][]byte, 0, 2*len(l.stories)+1)
+	var src []byte // the text f was parsed from, when in one piece
+	if len(f.text) == 1 {
+		src = f.text[0]
+	}
 	at := 0
 	for _, sp := range l.stories {
-		text = append(text, l.buf[at:sp.start], sp.text)
+		sep := l.buf[at:sp.start]
 		at = sp.start
+		// Stories written as they were parsed, one after another as in
+		// the text, are one piece of it: a save after a change to one
+		// story writes three pieces, not two for each story.
+		if n := len(text); n > 0 {
+			if run, ok := joined(src, text[n-1], sep, sp.text); ok {
+				text[n-1] = run
+				continue
+			}
+		}
+		text = append(text, sep, sp.text)
 	}
 	return append(text, l.buf[at:]), l
+}
+
+// joined returns the piece of src that is a, sep and b one after another,
+// when a and b are pieces of src with sep between them there.
+func joined(src, a, sep, b []byte) ([]byte, bool) {
+	i, ok := offsetIn(src, a)
+	if !ok {
+		return nil, false
+	}
+	j, ok := offsetIn(src, b)
+	if !ok || j != i+len(a)+len(sep) || !bytes.Equal(src[i+len(a):j], sep) {
+		return nil, false
+	}
+	end := j + len(b)
+	return src[i:end:end], true
+}
+
+// offsetIn returns where in src the piece p of it starts, if p is a piece
+// of src that is not empty.
+func offsetIn(src, p []byte) (int, bool) {
+	if len(p) == 0 || len(src) == 0 {
+		return 0, false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src)))
+	if off > uintptr(len(src)) || uintptr(len(p)) > uintptr(len(src))-off {
+		return 0, false
+	}
+	return int(off), true
 }
 
 // layout is where Marshal put the parts of a File in its output.

@@ -1,8 +1,11 @@
 package prd
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/bench/fixture"
 )
 
 // replace returns s with old replaced by new, failing the test unless old
@@ -350,3 +353,30 @@ func TestMarshalStable(t *testing.T) {
 
 // typeErrorsFixed is a valid file written compactly.
 const typeErrorsFixed = `{"userStories":[{"id":"A","title":"t","priority":-1,"failed":false},{"id":"B","title":"u"}]}`
+
+// TestMarshalJoinsPieces: the stories a save writes as they were parsed,
+// one after another in the text, go out as one piece of that text, so that
+// a change to one story of many writes a few pieces, not two a story; the
+// output is the same.
+func TestMarshalJoinsPieces(t *testing.T) {
+	data := fixture.PRD(100, 50) // laid out as Marshal writes it
+	f := mustParse(t, string(data))
+	if text, _ := f.marshal(); len(text) != 3 || string(bytes.Join(text, nil)) != string(data) {
+		t.Fatalf("unchanged file: %d pieces, want 3 (before, stories, after); same text: %v", len(text), string(bytes.Join(text, nil)) == string(data))
+	}
+	f.Stories[40].Attempts++
+	text, _ := f.marshal()
+	want := mustMarshal(t, mustParse(t, mustMarshal(t, f)))
+	if got := string(bytes.Join(text, nil)); got != want {
+		t.Fatalf("pieces joined:\n%s\nwant:\n%s", got, want)
+	}
+	// Before the stories, the stories up to the changed one, the separator
+	// and the changed one, the separator and the rest, after the stories.
+	if len(text) != 7 {
+		t.Fatalf("one story changed: %d pieces, want 7", len(text))
+	}
+	// A text that is not laid out as Marshal writes it has nothing to join.
+	if text, _ := mustParse(t, messy).marshal(); len(text) != 5 {
+		t.Fatalf("messy: %d pieces, want 5", len(text))
+	}
+}

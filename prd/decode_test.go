@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -393,19 +395,26 @@ prd.json: A: dependsOn names unknown story "Q"
 prd.json: dependsOn cycle: A -> B -> userStories[2] -> A`,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse([]byte(tt.data), "prd.json")
-			if err == nil {
-				t.Fatalf("Parse succeeded, want error:\n%s", tt.want)
-			}
-			if f != nil {
-				t.Errorf("Parse returned a file with its error")
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("got error:\n%s\nwant:\n%s", got, tt.want)
-			}
-		})
+	// Each file again with the stories' problems counted by a goroutine
+	// of their own, as validate counts a long list's on two CPUs.
+	defer func(n int) { countApart = n }(countApart)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, apart := range []int{countApart, 1} {
+		countApart = apart
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/apart %d", tt.name, apart), func(t *testing.T) {
+				f, err := Parse([]byte(tt.data), "prd.json")
+				if err == nil {
+					t.Fatalf("Parse succeeded, want error:\n%s", tt.want)
+				}
+				if f != nil {
+					t.Errorf("Parse returned a file with its error")
+				}
+				if got := err.Error(); got != tt.want {
+					t.Errorf("got error:\n%s\nwant:\n%s", got, tt.want)
+				}
+			})
+		}
 	}
 }
 

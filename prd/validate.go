@@ -3,6 +3,7 @@ package prd
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"unicode"
@@ -39,20 +40,33 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	}
 
 	// first maps each id to the index of the first story with it: filled
-	// from the last story back, so that the first one's index stays. The
-	// same walk counts the problems each story has on its own: a file
-	// read is usually fine, and the stories are looked at once.
+	// from the last story back, so that the first one's index stays.
+	// Meanwhile the problems each story has on its own are counted, by
+	// another goroutine when there are many stories and a second CPU: a
+	// file read is usually fine, and its stories are told about only
+	// when there are some.
 	first := make(map[string]int, len(f.Stories))
 	withID, problems := 0, 0
-	count := func(string, ...any) { problems++ }
+	counted := make(chan struct{})
+	countProblems := func() {
+		count := func(string, ...any) { problems++ }
+		for i, s := range f.Stories {
+			storyProblems(s, i, mistyped, nil, nil, f.name, count)
+		}
+		close(counted)
+	}
+	if len(f.Stories) >= countApart && runtime.GOMAXPROCS(0) > 1 {
+		go countProblems()
+	} else {
+		countProblems()
+	}
 	for i := len(f.Stories) - 1; i >= 0; i-- {
-		s := f.Stories[i]
-		if s.ID != "" {
-			first[s.ID] = i
+		if id := f.Stories[i].ID; id != "" {
+			first[id] = i
 			withID++
 		}
-		storyProblems(s, i, mistyped, nil, first, f.name, count)
 	}
+	<-counted
 	// dups holds the ids more than one story has, usually none.
 	var dups map[string]bool
 	if len(first) < withID {
@@ -115,6 +129,11 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	f.ids = first
 	return nil
 }
+
+// countApart is the number of stories from which validate counts their
+// problems in a goroutine of its own, while it indexes their ids. Tests
+// lower it.
+var countApart = 1000
 
 // storyProblems calls add for each problem s, the i-th story, has on its
 // own, naming it by name: its id, its title, its attempts, its checks. Its

@@ -213,6 +213,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		stdin = strings.NewReader(o.Prompt)
 	}
 
+	// A known CLI's noise on stderr is not shown (see stderrNoise).
+	var shownStderr io.Writer = shown
+	var noise *lineDropper
+	if line, ok := stderrNoise[o.Format]; ok {
+		noise = &lineDropper{w: shown, line: line}
+		shownStderr = noise
+	}
+
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -227,7 +235,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Env:    o.Env,
 		Stdin:  stdin,
 		Stdout: &activityWriter{act: &act, w: out},
-		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shown)},
+		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shownStderr)},
 		Grace:  o.Grace,
 	})
 	if err != nil {
@@ -311,6 +319,9 @@ wait:
 		res.Stopped = StoppedInterrupted
 	}
 	out.finish(&res)
+	if noise != nil {
+		noise.flush()
+	}
 	shown.endLine()
 	res.Stderr = stderr.String()
 	// Only a known CLI that failed is asked why, on what the CLI itself

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/fakemodel"
@@ -115,7 +116,12 @@ func TestCodexLoop(t *testing.T) {
 	dir := writeProject(t, codexHarness(bin),
 		storiesPRD("Codex e2e", "codex", `test "$(cat bye.txt)" = bye`, "test -f listing.txt"),
 		"## Codebase Patterns\n")
-	stdout, _ := runLoop(t, dir, codexEnv(t, s), 0)
+	stdout, stderr := runLoop(t, dir, codexEnv(t, s), 0)
+	// codex says on its stderr, in every run, that it reads its stdin for
+	// more of the prompt, which ralph leaves empty: it is not shown.
+	if out := stdout + stderr; strings.Contains(out, "Reading additional input from stdin") {
+		t.Errorf("codex's line about its stdin was shown:\n%s", out)
+	}
 	wantStoriesDone(t, dir, stdout,
 		// The view shows codex's actions, not its JSON.
 		[]string{"→ shell: echo hello > hello.txt", "→ edit: add ", "✓ turn completed: "},

@@ -31,10 +31,8 @@ func (d *lineDropper) Write(p []byte) (int, error) {
 		if d.mid {
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
-				if _, err := d.w.Write(p); err != nil {
-					return n, err
-				}
-				return n, nil
+				_, err := d.w.Write(p)
+				return n, err
 			}
 			if _, err := d.w.Write(p[:i+1]); err != nil {
 				return n, err

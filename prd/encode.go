@@ -49,7 +49,8 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 		at = sp.start
 		// Stories written as they were parsed, one after another as in
 		// the text, are one piece of it: a save after a change to one
-		// story writes three pieces, not two for each story.
+		// story writes the stories before it, it and those after it as
+		// three pieces, not one each.
 		if n := len(text); n > 0 {
 			if run, ok := joined(src, text[n-1], sep, sp.text); ok {
 				text[n-1] = run

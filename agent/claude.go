@@ -145,16 +145,18 @@ func claudeErrorKind(status int, typ string) ProblemKind {
 	case status == 401 || status == 403 || typ == "authentication_error" ||
 		typ == "authentication_failed" || typ == "permission_error":
 		return Permanent
-	case status >= 500 || typ == "api_error" || typ == "overloaded_error" ||
-		typ == "overloaded" || typ == "server_error":
+	case status >= 500 || status == 408 || status == 409 || typ == "api_error" ||
+		typ == "overloaded_error" || typ == "overloaded" || typ == "server_error":
+		// A request timed out or in conflict may pass when sent again, as
+		// ralph's API agent sends it; only its type, invalid_request_error
+		// (which that agent gives every status it does not name), would
+		// say otherwise.
 		return Transient
 	case status == 400 || status == 404 || typ == "not_found_error":
 		// A request the service will never take (max_tokens above the
 		// model's, a parameter it does not know, a model it does not
 		// have): asked again, it is refused again, and every attempt of
-		// every story with it. A 400 by its status, not its type: ralph's
-		// API agent gives invalid_request_error to other statuses too
-		// (408, 409), which pass.
+		// every story with it. A 400 by its status, not its type.
 		return Permanent
 	}
 	return 0

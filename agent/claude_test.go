@@ -130,11 +130,20 @@ func TestClaudeEvents(t *testing.T) {
 		},
 		{
 			// ralph's API agent types every status it does not name as
-			// invalid_request_error: a 408 passes, and is no stop.
-			name:  "a request timeout is not permanent",
-			input: `{"type":"result","is_error":true,"api_error_status":408,"api_error_type":"invalid_request_error","result":"API error 408: request timeout"}` + "\n",
-			shown: "✗ result — API error 408: request timeout\n",
-			res:   Result{FinalMessage: "API error 408: request timeout", APIError: true},
+			// invalid_request_error, and says so in its result: a 408 is
+			// no stop, but the service's failure, as a 409 is.
+			name:    "a request timeout is not permanent",
+			input:   `{"type":"result","is_error":true,"api_error_status":408,"api_error_type":"invalid_request_error","result":"API error 408 (invalid_request_error): Request Timeout · gave up after 4 attempts"}` + "\n",
+			shown:   "✗ result — API error 408 (invalid_request_error): Request Timeout · gave up after 4 attempts\n",
+			res:     Result{FinalMessage: "API error 408 (invalid_request_error): Request Timeout · gave up after 4 attempts", APIError: true},
+			problem: &Problem{Kind: Transient, Message: "API error 408 (invalid_request_error): Request Timeout · gave up after 4 attempts"},
+		},
+		{
+			name:    "a conflict is not permanent",
+			input:   `{"type":"result","is_error":true,"api_error_status":409,"api_error_type":"invalid_request_error","result":"API error 409 (invalid_request_error): Conflict · gave up after 4 attempts"}` + "\n",
+			shown:   "✗ result — API error 409 (invalid_request_error): Conflict · gave up after 4 attempts\n",
+			res:     Result{FinalMessage: "API error 409 (invalid_request_error): Conflict · gave up after 4 attempts", APIError: true},
+			problem: &Problem{Kind: Transient, Message: "API error 409 (invalid_request_error): Conflict · gave up after 4 attempts"},
 		},
 		{
 			// The next iteration begins with a new conversation.

@@ -668,9 +668,14 @@ func (o *Options) reload() (*templates.Template, error) {
 	if err := cfg.Agent.KeyError(o.environ()); err != nil {
 		return nil, err
 	}
-	// Nor are commits git would refuse (no identity, a merge under way).
-	if err := next.committer(context.Background()); err != nil {
-		return nil, err
+	// Nor are commits turned on that git would refuse (no identity, a
+	// merge under way). Commits on already were checked at the start: a
+	// merge begun since is the commit's to meet, not a reason to refuse
+	// another setting's change.
+	if cfg.Commit && !o.Config.Commit {
+		if err := next.committer(context.Background()); err != nil {
+			return nil, err
+		}
 	}
 	// Secrets of the new agent.env are kept out of what the loop writes
 	// from now on, and those of every earlier one still are: the agent

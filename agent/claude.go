@@ -113,9 +113,6 @@ func fullTurn(result, said string) string {
 // (a low credit balance is a permanent one); nil when neither tells.
 func (r *claudeReader) resultProblem() *Problem {
 	kind := claudeErrorKind(r.errStatus, r.errType)
-	if kind == Permanent && outgrownRE().MatchString(r.final) {
-		kind = 0 // see Classify
-	}
 	p := classifyAs(r.final, kind, fmt.Sprintf("API error %d %s", r.errStatus, r.errType), r.now())
 	if p != nil {
 		r.withLimitReset(p)

@@ -88,9 +88,6 @@ func geminiProblem(msg string, exitCode int, now time.Time) *Problem {
 		// plus a signal that stops a process (130, 137, 143).
 		kind = geminiStatusKind(exitCode + 256)
 	}
-	if kind == Permanent && outgrownRE().MatchString(text) {
-		kind = 0 // see Classify
-	}
 	return classifyAs(text, kind, fmt.Sprintf("gemini exited %d", exitCode), now)
 }
 

@@ -78,8 +78,13 @@ var (
 
 // classifyAs is Classify for a failure whose kind the CLI reported (by an
 // HTTP status, say; 0 when it did not): that kind beats what the words of
-// text suggest. fallback is the message when text has no first line.
+// text suggest, but for a request refused as too long for the model's
+// context, which is no problem of the service (see Classify). fallback is
+// the message when text has no first line.
 func classifyAs(text string, kind ProblemKind, fallback string, now time.Time) *Problem {
+	if kind == Permanent && outgrownRE().MatchString(text) {
+		kind = 0
+	}
 	p := Classify(text, now)
 	if kind == 0 || (p != nil && p.Kind == kind) {
 		return p

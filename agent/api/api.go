@@ -304,11 +304,6 @@ func (r *run) run(ctx context.Context) (int, error) {
 		rep, err := r.request(ctx, conv)
 		if err != nil {
 			if ctx.Err() != nil {
-				// The request in flight counts as far as the server
-				// reported it.
-				if rep.reported() {
-					r.account(rep)
-				}
 				return r.interrupted(start)
 			}
 			r.fail(err, start)
@@ -359,10 +354,8 @@ func (r *run) interrupted(start time.Time) (int, error) {
 
 // request sends the conversation and retries what may pass: a server
 // error, a dropped stream, a rate limit that lifts within MaxWait. What the
-// server reported of the usage of an attempt that broke off is counted
-// here (see account); when ctx ends the request, the reply returned with
-// ctx's error is the partial one of the attempt in flight, for the caller
-// to count.
+// server reported of the usage of an attempt that broke off, ctx's end
+// included, is counted here (see account).
 func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 	for attempt := 1; ; attempt++ {
 		text := &textSink{out: r.out}
@@ -372,13 +365,13 @@ func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 			rep.ID = text.id(rep.ID)
 			return rep, nil
 		}
-		if ctx.Err() != nil {
-			return partial(rep), ctx.Err()
-		}
 		// A stream cut off was billed as far as it went: what the server
 		// reported of it counts, whether it is tried again or not.
 		if p := partial(rep); p.reported() {
 			r.account(p)
+		}
+		if ctx.Err() != nil {
+			return reply{}, ctx.Err()
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) {

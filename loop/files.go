@@ -315,7 +315,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {
-		if !tests || !f.info.Mode().IsRegular() && f.info.Mode()&fs.ModeSymlink == 0 || !globs.isTest(f.name) {
+		if !tests || !globs.isTest(f.name) {
 			continue
 		}
 		if st, ok := s.protected[f.name]; ok {

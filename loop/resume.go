@@ -319,10 +319,7 @@ func (o *Options) clearIndexLock(ctx context.Context) {
 	if err != nil {
 		return // not a work tree: nothing to commit, nothing to clear
 	}
-	path := strings.TrimSpace(out)
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(o.Dir, path)
-	}
+	path := gitPath(o.Dir, strings.TrimSpace(out))
 	deadline := time.Now().Add(indexLockWait)
 	for {
 		first, err := os.Stat(path)

@@ -256,13 +256,13 @@ func taskAnswerCommand() *cli.Command {
 		Usage:     "answer the question a blocked story asks; the agent sees the answer from the next iteration on",
 		UsageText: `ralph task answer ID "the answer"`,
 		Action: storyAction("answer", func(c *cli.Context, dir, id, answer string) error {
-			o := taskOptions(c, dir)
-			s, question, err := loop.AnswerStory(o, id, answer)
+			s, question, err := loop.AnswerStory(taskOptions(c, dir), id, answer)
 			if err != nil {
 				return fmt.Errorf("task answer: %w", err)
 			}
 			// As saved: what ralph says keeps secrets out as what it writes.
-			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, o.Redact(answer), stateNote(s))
+			saved := s.Answers[len(s.Answers)-1].Answer
+			_, err = fmt.Fprintf(c.App.Writer, "answered %s: %q → %q (now %s)\n", s.ID, question, saved, stateNote(s))
 			return err
 		}),
 		SkipFlagParsing: true, // see storyArgs
@@ -311,13 +311,11 @@ func taskBlockCommand() *cli.Command {
 		SkipFlagParsing: true, // see storyArgs
 		OnUsageError:    onUsageError,
 		Action: storyAction("question", func(c *cli.Context, dir, id, question string) error {
-			o := taskOptions(c, dir)
-			replaced, err := loop.BlockStory(o, id, question)
+			// As saved: what ralph says keeps secrets out as what it writes.
+			question, replaced, err := loop.BlockStory(taskOptions(c, dir), id, question)
 			if err != nil {
 				return fmt.Errorf("task block: %w", err)
 			}
-			// As saved: what ralph says keeps secrets out as what it writes.
-			question = o.Redact(question)
 			w := c.App.Writer
 			switch replaced {
 			case "":

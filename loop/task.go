@@ -228,9 +228,9 @@ func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
 
 // BlockStory sets the story id aside with a question for a person, as an
 // agent's "blocked" reply does; a blocked story's question is replaced. It
-// returns the question replaced, if any. A story that passes or failed
-// cannot be blocked: reset it first.
-func BlockStory(o Options, id, question string) (replaced string, err error) {
+// returns the question as saved (secrets kept out) and the one replaced,
+// if any. A story that passes or failed cannot be blocked: reset it first.
+func BlockStory(o Options, id, question string) (saved, replaced string, err error) {
 	question = o.secrets().String(question)
 	err = edit(o, func(f *prd.File) error {
 		s, err := story(f, id)
@@ -251,5 +251,5 @@ func BlockStory(o Options, id, question string) (replaced string, err error) {
 		s.Blocked = question
 		return nil
 	})
-	return replaced, err
+	return question, replaced, err
 }

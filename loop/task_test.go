@@ -66,11 +66,11 @@ func TestTaskBadInput(t *testing.T) {
 			return err
 		}, `prd.json has no story "Z"`},
 		{"block: done", func(dir string) error {
-			_, err := BlockStory(Options{Dir: dir}, "A", "q")
+			_, _, err := BlockStory(Options{Dir: dir}, "A", "q")
 			return err
 		}, "A is done: run `ralph task reset A` first to work on it again"},
 		{"block: failed", func(dir string) error {
-			_, err := BlockStory(Options{Dir: dir}, "C", "q")
+			_, _, err := BlockStory(Options{Dir: dir}, "C", "q")
 			return err
 		}, "C is failed: run `ralph task reset C` first to work on it again"},
 	}
@@ -108,7 +108,7 @@ func TestTaskEdits(t *testing.T) {
 	if before.State != "failed" || after.State != "todo" || after.Attempts != 0 || after.Failed != "" {
 		t.Errorf("ResetStory: before %+v, after %+v", before, after)
 	}
-	replaced, err := BlockStory(Options{Dir: dir}, "D", "Serif?")
+	_, replaced, err := BlockStory(Options{Dir: dir}, "D", "Serif?")
 	if err != nil || replaced != "" {
 		t.Errorf("BlockStory = %q, %v", replaced, err)
 	}
@@ -151,14 +151,14 @@ func TestStillNext(t *testing.T) {
 	}{
 		{"none", func(string) error { return nil }, false},
 		{"the story blocked and answered", func(dir string) error {
-			if _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); err != nil {
+			if _, _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); err != nil {
 				return err
 			}
 			_, _, err := AnswerStory(Options{Dir: dir}, "D", "carts")
 			return err
 		}, false},
-		{"another story blocked", func(dir string) error { _, err := BlockStory(Options{Dir: dir}, "B", "Which table?"); return err }, false},
-		{"the story blocked", func(dir string) error { _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); return err }, true},
+		{"another story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "B", "Which table?"); return err }, false},
+		{"the story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); return err }, true},
 		{"a story added ahead of it", func(dir string) error {
 			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "e", Priority: -1, HasPriority: true})
 			return err

@@ -196,8 +196,8 @@ func storyAction(text string, fn func(c *cli.Context, dir, id, arg string) error
 // taskOptions are the options of a task edit in dir: with harness.toml's
 // settings, which say what the guard watches, when they can be read, so
 // that an iteration a stopped ralph left open is recorded before the edit
-// (see loop.CloseStopped). Without them, the edit is made all the same and
-// the next `ralph loop` records the iteration.
+// (see loop.ResetStory and the other edits). Without them, the edit is made
+// all the same and the next `ralph loop` records the iteration.
 func taskOptions(c *cli.Context, dir string) loop.Options {
 	o := loop.Options{Dir: dir, Err: c.App.ErrWriter}
 	if cfg, err := loadHarness(dir); err == nil {

@@ -71,7 +71,7 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 	return nil
 }
 
-// CloseStopped records the iteration that a stopped ralph left open in
+// closeStopped records the iteration that a stopped ralph left open in
 // o.Dir, as the next `ralph loop` would (see resumeInFlight), before a
 // `ralph task` edit is made: made first, the edit would be among what that
 // loop finds changed since the iteration began, and it would stop to ask
@@ -83,7 +83,7 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // the edit goes on, as recording early only does that loop's work sooner.
 // It holds the ledger's lock while it records: a `ralph loop` started
 // meanwhile is refused as if another ran.
-func CloseStopped(ctx context.Context, o Options) {
+func closeStopped(ctx context.Context, o Options) {
 	path := o.path(ProgressFile)
 	m := leftOpen(path)
 	if m == nil {
@@ -114,7 +114,7 @@ func CloseStopped(ctx context.Context, o Options) {
 }
 
 // leftOpen returns the marker of the iteration left open in the ledger at
-// path that CloseStopped records, or nil when there is none: none is open,
+// path that closeStopped records, or nil when there is none: none is open,
 // the ledger cannot be read, or the marker keeps no digests.
 func leftOpen(path string) *progress.Mark {
 	m, err := progress.InFlight(path)

@@ -22,7 +22,7 @@ import (
 // changes only a story's status or answers need not.
 //
 // With harness.toml's settings in o.Config, an iteration that a stopped
-// ralph left open is recorded first (see CloseStopped), once a dry run of
+// ralph left open is recorded first (see closeStopped), once a dry run of
 // fn on the file as it is has said the edit is good and changes something:
 // bad input changes nothing, that record included.
 //
@@ -36,7 +36,7 @@ func edit(o Options, fn func(f *prd.File) error) error {
 			case err != nil:
 				return err
 			default:
-				CloseStopped(context.Background(), o)
+				closeStopped(context.Background(), o)
 			}
 		}
 	}

@@ -228,7 +228,7 @@ func (o *Options) recordInFlight(ledger *progress.Ledger, m *progress.Mark, chan
 			return prd.ErrUnchanged
 		}
 		e.StoryTitle = s.Title
-		passed, counted := s.Passes, m.Attempt >= 1 && s.Attempts >= m.Attempt
+		passed, counted := s.Passes, attemptCounted(s, m)
 		verdict, next := Retry, fmt.Sprintf("the story runs attempt %d again", m.Attempt)
 		switch {
 		case s.Failed != "":
@@ -292,9 +292,7 @@ func (o *Options) recordInFlight(ledger *progress.Ledger, m *progress.Mark, chan
 // attempt, and the story, picked to run, was neither passing nor failed.
 // It reports whether there was anything to undo.
 func undoVerdict(s *prd.Story, m *progress.Mark) bool {
-	// A marker of no attempt (a hand edit: ralph numbers them from 1)
-	// vouches for no count of them.
-	counted := m.Attempt >= 1 && s.Attempts >= m.Attempt
+	counted := attemptCounted(s, m)
 	if !s.Passes && !counted {
 		return false
 	}
@@ -303,6 +301,13 @@ func undoVerdict(s *prd.Story, m *progress.Mark) bool {
 		s.Attempts = m.Attempt - 1
 	}
 	return true
+}
+
+// attemptCounted reports whether s counts the attempt of the iteration m
+// left open. A marker of no attempt (a hand edit: ralph numbers them from
+// 1) vouches for no count of them.
+func attemptCounted(s *prd.Story, m *progress.Mark) bool {
+	return m.Attempt >= 1 && s.Attempts >= m.Attempt
 }
 
 // indexLockWait bounds how long recover waits for a git that holds

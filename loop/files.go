@@ -800,7 +800,7 @@ type fileInfo struct {
 func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 	dir := o.Dir
 	if o.gitTree(ctx) {
-		out, err := git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
+		out, err := gitListing(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -849,6 +849,12 @@ const (
 	gitlink              // a submodule: another repository, tracked by its commit
 	untrackedRepo        // a repository git does not track, listed as its directory
 )
+
+// gitListing lists the files of the git work tree at dir that git knows
+// of, tracked or not ignored, for listing to read.
+func gitListing(ctx context.Context, dir string) (string, error) {
+	return git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
+}
 
 // listing reads the names that git ls-files -z --stage --cached --others
 // prints, relative and slash-separated, each once, with its kind. A

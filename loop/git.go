@@ -168,7 +168,7 @@ func commitPaths(ctx context.Context, dir, msg string, spec []string) (string, e
 // unborn are pathspecs that leave out the repositories in the work
 // directory dir with no commit checked out (see gitCommit), sorted.
 func unborn(ctx context.Context, dir string) []string {
-	out, err := git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
+	out, err := gitListing(ctx, dir)
 	if err != nil {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/ralph-harness/ralph/prd"
 )
 
 // briefHeap is the heap a brief command grows to before it collects.
@@ -18,11 +20,13 @@ const briefHeap = 256 << 20
 // It is only for commands whose live heap does not grow with the ledger
 // (they read its end): `ralph validate` parses all of it, and with a live
 // heap past briefHeap the collector would run almost without pause. GOGC
-// or GOMEMLIMIT in the environment have the last word.
+// or GOMEMLIMIT in the environment have the last word. Such a command reads
+// prd.json once, so the prd package keeps no memo of it either.
 func brief(*cli.Context) error {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(briefHeap)
 	}
+	prd.ReadOnce()
 	return nil
 }

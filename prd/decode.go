@@ -121,12 +121,26 @@ func parseText(data []byte, name string, owned bool) (f *File, kept bool, err er
 	if err != nil {
 		return nil, false, err
 	}
-	last.Store(memoOf(f))
+	if !once.Load() {
+		last.Store(memoOf(f))
+	}
 	return f, owned, nil
 }
 
 // last is what Parse remembers: the text it decoded last or Save wrote last.
 var last atomic.Pointer[memo]
+
+// once is set by ReadOnce.
+var once atomic.Bool
+
+// ReadOnce says that the process reads prd.json once, saves it at most
+// once and exits, as ralph's brief commands do: Parse and Save then
+// remember nothing. What Parse remembers costs a copy of every story,
+// which only later reads of the same text win back.
+func ReadOnce() {
+	once.Store(true)
+	last.Store(nil)
+}
 
 // memo is what a text decodes to, kept in a form no caller can change: the
 // stories as parsed (their orig copies, which nothing changes) and where
@@ -150,22 +164,59 @@ type memo struct {
 	ids map[string]int
 }
 
-// memoStory is one story of a memo: as parsed, and its text. Its text is
-// laid out as Marshal writes it when the whole text is (header.canonical).
+// memoStory is one story of a memo: as parsed, its text, and its sum from
+// that text. Its text is laid out as Marshal writes it when the whole text
+// is (header.canonical).
 type memoStory struct {
 	orig *Story // as parsed, raw unset; nil until decoded from raw
 	raw  []byte
+	sum  uint64
 }
 
-// memoOf remembers what f, just parsed and not yet changed, was parsed from.
+// memoOf remembers what f, just parsed and not yet changed, was parsed
+// from: a copy of its stories that no caller has, which each of f's
+// stories points to as its orig.
 func memoOf(f *File) *memo {
 	h := *f
 	h.Stories = nil
 	m := &memo{text: f.text, header: &h, stories: make([]memoStory, len(f.Stories))}
+	origs := copies(f.Stories)
 	for i, s := range f.Stories {
-		m.stories[i] = memoStory{orig: s.orig, raw: s.raw}
+		o := &origs[i]
+		o.raw = nil
+		s.orig = o
+		m.stories[i] = memoStory{orig: o, raw: s.raw, sum: s.sum}
 	}
 	return m
+}
+
+// copies returns a copy of each of stories, which shares no memory with
+// them but their strings and their text: the copies and their slices of
+// strings are allocated together, not one by one.
+func copies(stories []*Story) []Story {
+	n := 0
+	for _, s := range stories {
+		n += len(s.AcceptanceCriteria) + len(s.Checks) + len(s.DependsOn)
+	}
+	slab := make([]string, n)
+	cut := func(ss []string) []string {
+		if ss == nil {
+			return nil
+		}
+		c := slab[:len(ss):len(ss)]
+		copy(c, ss)
+		slab = slab[len(ss):]
+		return c
+	}
+	c := make([]Story, len(stories))
+	for i, s := range stories {
+		c[i] = *s
+		c[i].AcceptanceCriteria = cut(s.AcceptanceCriteria)
+		c[i].Checks = cut(s.Checks)
+		c[i].DependsOn = cut(s.DependsOn)
+		c[i].Answers = slices.Clone(s.Answers)
+	}
+	return c
 }
 
 // remember tells Parse that text, the pieces f was just saved as, decodes
@@ -178,9 +229,16 @@ func remember(text [][]byte, f *File, l *layout) {
 		m = &memo{text: text, buf: l.buf, members: l.members, stories: make([]memoStory, len(f.Stories))}
 		for i, s := range f.Stories {
 			sp := l.stories[i]
-			m.stories[i] = memoStory{raw: sp.text}
-			if sp.asParsed {
-				m.stories[i].orig = s.orig
+			ms := &m.stories[i]
+			ms.raw = sp.text
+			if sp.asParsed && s.orig != nil {
+				// Its sum from the text it was parsed from holds for
+				// the same text; a story whose text Marshal laid out
+				// anew is summed from that.
+				ms.orig, ms.sum = s.orig, s.sum
+				if !sameSlice(sp.text, s.raw) {
+					ms.sum = sum(s.orig, sp.text)
+				}
 			}
 		}
 		if prev := last.Load(); prev != nil {
@@ -230,35 +288,18 @@ func (m *memo) file() *File {
 		return nil
 	}
 	f := *m.header
-	n := 0
-	for _, ms := range m.stories {
-		o := ms.orig
-		n += len(o.AcceptanceCriteria) + len(o.Checks) + len(o.DependsOn)
+	// The stories as parsed, then their copies.
+	stories := make([]*Story, len(m.stories))
+	for i, ms := range m.stories {
+		stories[i] = ms.orig
 	}
-	// The stories and their slices of strings are allocated together,
-	// not one by one.
-	slab := make([]string, n)
-	cut := func(ss []string) []string {
-		if ss == nil {
-			return nil
-		}
-		c := slab[:len(ss):len(ss)]
-		copy(c, ss)
-		slab = slab[len(ss):]
-		return c
-	}
-	live := make([]Story, len(m.stories))
-	f.Stories = make([]*Story, len(m.stories))
+	live := copies(stories)
 	for i, ms := range m.stories {
 		s := &live[i]
-		*s = *ms.orig
-		s.orig, s.raw, s.canonical = ms.orig, ms.raw, f.canonical
-		s.AcceptanceCriteria = cut(s.AcceptanceCriteria)
-		s.Checks = cut(s.Checks)
-		s.DependsOn = cut(s.DependsOn)
-		s.Answers = slices.Clone(s.Answers)
-		f.Stories[i] = s
+		s.orig, s.raw, s.sum, s.canonical = ms.orig, ms.raw, ms.sum, f.canonical
+		stories[i] = s
 	}
+	f.Stories = stories
 	return &f
 }
 
@@ -292,13 +333,12 @@ func (m *memo) complete() bool {
 		if ms.orig != nil {
 			continue
 		}
-		d := &decoder{text: newText(ms.raw), name: "prd.json", deep: true}
-		o := new(Story)
-		if object(d, o, 0, storyKeys, nil) < 0 || len(d.errs) > 0 {
+		o, ok := parseStory(ms.raw)
+		if !ok {
 			return false
 		}
 		o.canonical = true
-		ms.orig = o
+		ms.orig, ms.sum = o, sum(o, ms.raw)
 	}
 	h.ids = m.ids
 	if h.ids == nil {
@@ -400,9 +440,8 @@ type decoder struct {
 	// from blocks shared by many stories (see strs).
 	blocks bool
 	slab   []string
-	// live and orig are the rest of the blocks stories and their copies
-	// as parsed are cut from (see newStory).
-	live, orig []Story
+	// block is the rest of the block stories are cut from (see newStory).
+	block []Story
 	// stop, when set, asks the decoder of the second half of a list of
 	// stories to give up (see split).
 	stop atomic.Bool
@@ -583,17 +622,11 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 			d.errorf(j, "want an object, got %s", kind(data[j:]))
 			end = d.skipHere(j)
 		} else {
-			s, o := d.newStory(len(stories))
+			s := d.newStory(len(stories))
 			end = object(d, s, j, storyKeys, nil)
 			if end >= 0 {
 				s.raw = data[j:end:end]
-				*o = *s
-				o.AcceptanceCriteria = d.clone(s.AcceptanceCriteria)
-				o.Checks = d.clone(s.Checks)
-				o.DependsOn = d.clone(s.DependsOn)
-				o.Answers = slices.Clone(s.Answers)
-				o.raw = nil
-				s.orig = o
+				s.sum = sum(s, s.raw)
 				stories = append(stories, s)
 			}
 		}
@@ -689,19 +722,17 @@ func (h *half) cancel() {
 	<-h.done
 }
 
-// newStory returns a story to decode into and one for its copy as parsed,
-// when n stories were decoded before. They are cut from blocks, not
-// allocated one by one: a file of thousands of stories is read in every
-// iteration.
-func (d *decoder) newStory(n int) (live, orig *Story) {
-	if len(d.live) == 0 {
+// newStory returns a story to decode into, when n stories were decoded
+// before. Stories are cut from blocks, not allocated one by one: a file
+// of thousands of stories is read in every iteration.
+func (d *decoder) newStory(n int) *Story {
+	if len(d.block) == 0 {
 		// Blocks grow with the file, up to a size that wastes little.
-		size := min(max(n, 16), 1024)
-		d.live, d.orig = make([]Story, size), make([]Story, size)
+		d.block = make([]Story, min(max(n, 16), 1024))
 	}
-	live, orig = &d.live[0], &d.orig[0]
-	d.live, d.orig = d.live[1:], d.orig[1:]
-	return live, orig
+	s := &d.block[0]
+	d.block = d.block[1:]
+	return s
 }
 
 // strs returns an empty slice with room for n strings, cut from a larger
@@ -725,23 +756,13 @@ func (d *decoder) strs(n int) []string {
 	return s
 }
 
-// clone returns a copy of ss that shares no memory with it.
-func (d *decoder) clone(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	return append(d.strs(len(ss)), ss...)
-}
-
-// clone returns a copy of s that shares no memory with it.
-func (s *Story) clone() *Story {
-	c := *s
-	c.AcceptanceCriteria = slices.Clone(s.AcceptanceCriteria)
-	c.Checks = slices.Clone(s.Checks)
-	c.DependsOn = slices.Clone(s.DependsOn)
-	c.Answers = slices.Clone(s.Answers)
-	c.orig, c.raw = nil, nil
-	return &c
+// parseStory decodes a story's text: as a file had it, or as Marshal wrote
+// it. ok is false when a member is of the wrong type. The text must be
+// valid JSON, and may nest as deep as encoding/json allows.
+func parseStory(raw []byte) (s *Story, ok bool) {
+	d := &decoder{text: newText(raw), name: "prd.json", deep: true}
+	s = new(Story)
+	return s, object(d, s, 0, storyKeys, nil) >= 0 && len(d.errs) == 0
 }
 
 // array reports whether the value at data[v] is an array, recording an

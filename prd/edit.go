@@ -53,7 +53,7 @@ func (f *File) AddStory(s Story) *Story {
 	d := &decoder{text: newText(b.Bytes()), name: "new story"}
 	ns := &Story{raw: d.data}
 	object(d, ns, 0, storyKeys, nil)
-	ns.orig = ns.clone()
+	ns.sum = sum(ns, ns.raw)
 	f.Stories = append(f.Stories, ns)
 	return ns
 }

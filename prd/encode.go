@@ -90,6 +90,11 @@ func offsetIn(src, p []byte) (int, bool) {
 	return int(off), true
 }
 
+// sameSlice reports whether a and b are the same slice of the same memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
 // layout is where Marshal put the parts of a File in its output.
 type layout struct {
 	// buf is what Marshal wrote but the stories: the members' offsets
@@ -190,27 +195,27 @@ func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 	case unchanged:
 		text = appendRaw(nil, s.raw, depth, s.canonical)
 	default:
+		// The fields that did not change keep their text: the story as
+		// parsed tells which, decoded again unless Parse remembers it.
 		var fs []field
+		orig := s.orig
 		if s.raw != nil {
 			fs = fieldsOf(s.raw)
+			if orig == nil {
+				orig, _ = parseStory(s.raw)
+			}
 		}
-		text = appendObject(nil, s, s.orig, fs, storyKeys, depth, s.canonical, nil)
+		text = appendObject(nil, s, orig, fs, storyKeys, depth, s.canonical, nil)
 	}
 	l.stories = append(l.stories, span{start: len(b), asParsed: unchanged, text: slices.Clip(text)})
 	return b
 }
 
 // unchanged reports whether no exported field of s differs from what was
-// parsed; Marshal would then write the members as they were, which is the
-// story's own text.
+// parsed, as its sum tells (see sum.go); Marshal would then write the
+// members as they were, which is the story's own text.
 func (s *Story) unchanged() bool {
-	o := s.orig
-	return o != nil && s.raw != nil &&
-		s.ID == o.ID && s.Title == o.Title && s.Description == o.Description &&
-		slices.Equal(s.AcceptanceCriteria, o.AcceptanceCriteria) &&
-		s.Priority == o.Priority && s.HasPriority == o.HasPriority && s.Notes == o.Notes &&
-		slices.Equal(s.Checks, o.Checks) && slices.Equal(s.DependsOn, o.DependsOn) &&
-		s.Status() == o.Status() && slices.Equal(s.Answers, o.Answers)
+	return s.raw != nil && sum(s, s.raw) == s.sum
 }
 
 // appendRaw appends a value as parsed, at nesting depth depth: as it is

@@ -39,10 +39,12 @@ func refStoriesJSON(stories []*Story) json.RawMessage {
 			b.WriteByte(',')
 		}
 		var fs []field
+		var orig *Story
 		if s.raw != nil {
 			fs = fieldsOf(s.raw)
+			orig, _ = parseStory(s.raw)
 		}
-		refWriteObject(&b, s, s.orig, fs, storyKeys)
+		refWriteObject(&b, s, orig, fs, storyKeys)
 	}
 	b.WriteByte(']')
 	return b.Bytes()

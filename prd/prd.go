@@ -55,9 +55,14 @@ type Story struct {
 	// not part of Status: an answer is kept however the status changes.
 	Answers []Answer
 
-	orig      *Story // the story as parsed, to tell which fields changed
-	raw       []byte // the story's text as parsed: its members, in order
-	canonical bool   // raw is laid out as Marshal writes it
+	raw []byte // the story's text as parsed: its members, in order
+	// sum is what sum made of the story as parsed from raw: a story
+	// whose sum is the same did not change (see unchanged).
+	sum uint64
+	// orig is the story as parsed, when Parse remembers it (see memo):
+	// the memo's copy, which nothing changes; nil otherwise.
+	orig      *Story
+	canonical bool // raw is laid out as Marshal writes it
 }
 
 // Answer is a person's answer to a question a story was blocked on.
@@ -233,6 +238,8 @@ func (f *File) save(path string, q *durable.Queue) error {
 	if err := atomicfile.WriteQueued(path, 0o644, q, text...); err != nil {
 		return err
 	}
-	remember(text, f, l)
+	if !once.Load() {
+		remember(text, f, l)
+	}
 	return nil
 }

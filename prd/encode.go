@@ -34,7 +34,7 @@ func (f *File) Marshal() ([]byte, error) {
 // the others; its own small buffer otherwise, so that what Parse remembers
 // of a story never keeps a whole earlier output alive.
 func (f *File) marshal() (text [][]byte, l *layout) {
-	l = &layout{stories: make([]span, 0, len(f.Stories))}
+	l = &layout{stories: make([]storyAt, 0, len(f.Stories))}
 	b := make([]byte, 0, 4096)
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
 	l.buf = append(b, '\n')
@@ -100,19 +100,25 @@ type layout struct {
 	// buf is what Marshal wrote but the stories: the members' offsets
 	// are in buf.
 	buf     []byte
-	members []span // the top-level members
-	stories []span // the stories, in order
+	members []span    // the top-level members
+	stories []storyAt // the stories, in order
 }
 
-// span is a part of Marshal's output: for a member, its key and value in
-// buf; for a story, where in buf its text goes (start), the text, and
-// whether that is the story's text as it was parsed.
+// span is a member in Marshal's output: its key and its value in buf.
 type span struct {
 	key              string
 	keyStart, keyEnd int
 	start, end       int
-	asParsed         bool
-	text             []byte
+}
+
+// storyAt is a story in Marshal's output: where in buf its text goes, the
+// text, and whether that is the story's text as it was parsed. A file has
+// thousands of them, a header few members: it is a type of its own, half
+// the size of a span.
+type storyAt struct {
+	start    int
+	text     []byte
+	asParsed bool
 }
 
 // appendObject appends t as an indented JSON object whose opening brace is at
@@ -207,7 +213,7 @@ func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 		}
 		text = appendObject(nil, s, orig, fs, storyKeys, depth, s.canonical, nil)
 	}
-	l.stories = append(l.stories, span{start: len(b), asParsed: unchanged, text: slices.Clip(text)})
+	l.stories = append(l.stories, storyAt{start: len(b), text: slices.Clip(text), asParsed: unchanged})
 	return b
 }
 

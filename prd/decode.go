@@ -399,13 +399,13 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		// once, unless the list of stories itself is of the wrong shape:
 		// the stories' places would be wrong, and every message noise.
 		if f != nil && !d.misshapen {
-			if err := f.validateAround(name, d.hasStories, d.mistyped); err != nil {
+			if err := f.validateAround(name, d.hasStories, d.mistyped, -1); err != nil {
 				d.errs = append(d.errs, err)
 			}
 		}
 		return nil, errors.Join(d.errs...)
 	}
-	if err := f.validate(name, d.hasStories); err != nil {
+	if err := f.validateAround(name, d.hasStories, nil, d.problems); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -445,6 +445,10 @@ type decoder struct {
 	// stop, when set, asks the decoder of the second half of a list of
 	// stories to give up (see split).
 	stop atomic.Bool
+	// problems counts the problems the stories decoded have on their own
+	// (see storyProblems), as each is decoded: its text is at hand then,
+	// where validate would read it again from memory.
+	problems int
 }
 
 // step is a member name or an array index in a JSON path.
@@ -612,6 +616,7 @@ func (d *decoder) stories(v int) ([]*Story, int) {
 func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 	data := d.data
 	var stories []*Story
+	count := func(string, ...any) { d.problems++ }
 	for n, more := 0, true; more; n++ {
 		if d.stop.Load() {
 			return nil, -1
@@ -627,6 +632,7 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 			if end >= 0 {
 				s.raw = data[j:end:end]
 				s.sum = sum(s, s.raw)
+				storyProblems(s, n, nil, nil, nil, unnamed, count)
 				stories = append(stories, s)
 			}
 		}
@@ -709,6 +715,7 @@ func (h *half) join(d *decoder) ([]*Story, int, bool) {
 		return nil, 0, false
 	}
 	d.canonical = d.canonical && h.d.canonical
+	d.problems += h.d.problems
 	return h.stories, h.end, true
 }
 

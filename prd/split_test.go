@@ -114,6 +114,8 @@ func TestParseSplit(t *testing.T) {
 		{"a type error in each half", edit(edit(big, last, `"title": `, `"title": 1, "x": `), fixture.StoryID(3), `"passes": `, `"passes": "no", "y": `), true},
 		{"a syntax error in the second half", edit(big, last, `"priority": 1990`, `"priority": 1990,`), true},
 		{"not an object in the second half", edit(big, last, `{`, `[1], {`), true},
+		{"a story's own problem in the second half", edit(big, last, `"title": "`, `"title": "\u001b`), true},
+		{"a story's own problem in the first half", edit(big, fixture.StoryID(10), `"title": "`, `"title": "\u001b`), true},
 		{"the same id in both halves", edit(big, last, `"id": "`+last+`"`, `"id": "US-00002"`), true},
 		{"a dependency on a story of the other half", edit(big, fixture.StoryID(2), `"title"`, `"dependsOn": ["`+last+`"], "title"`), true},
 		{"a dependency cycle across the halves", edit(edit(big, fixture.StoryID(2), `"title"`, `"dependsOn": ["`+last+`"], "title"`), last, `"title"`, `"dependsOn": ["US-00002"], "title"`), true},

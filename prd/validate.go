@@ -17,15 +17,17 @@ import (
 // It looks each id and each dependency up once: a file of ten thousand
 // stories is validated whenever it is read.
 func (f *File) validate(name string, listed bool) error {
-	return f.validateAround(name, listed, nil)
+	return f.validateAround(name, listed, nil, -1)
 }
 
 // validateAround is validate for a file whose stories' members in mistyped
 // were of the wrong type (and read as absent): what they would say about
 // those members is left out, as the type errors say it already. A story
 // whose id is one of them might be the one another story depends on, so no
-// dependency is called unknown then.
-func (f *File) validateAround(name string, listed bool, mistyped map[member]bool) error {
+// dependency is called unknown then. counted is the number of problems
+// the stories have on their own when the decoder counted them (see
+// storiesFrom), or -1.
+func (f *File) validateAround(name string, listed bool, mistyped map[member]bool, counted int) error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
@@ -41,23 +43,28 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 
 	// first maps each id to the index of the first story with it: filled
 	// from the last story back, so that the first one's index stays.
-	// Meanwhile the problems each story has on its own are counted, by
-	// another goroutine when there are many stories and a second CPU: a
-	// file read is usually fine, and its stories are told about only
-	// when there are some.
+	// Meanwhile the problems each story has on its own are counted, unless
+	// the decoder did, by another goroutine when there are many stories
+	// and a second CPU: a file read is usually fine, and its stories are
+	// told about only when there are some.
 	first := make(map[string]int, len(f.Stories))
-	withID, problems := 0, 0
-	counted := make(chan struct{})
+	withID, problems := 0, counted
+	done := make(chan struct{})
 	countProblems := func() {
 		count := func(string, ...any) { problems++ }
 		for i, s := range f.Stories {
 			storyProblems(s, i, mistyped, nil, nil, f.name, count)
 		}
-		close(counted)
+		close(done)
 	}
-	if len(f.Stories) >= countApart && runtime.GOMAXPROCS(0) > 1 {
+	switch {
+	case counted >= 0:
+		close(done)
+	case len(f.Stories) >= countApart && runtime.GOMAXPROCS(0) > 1:
+		problems = 0
 		go countProblems()
-	} else {
+	default:
+		problems = 0
 		countProblems()
 	}
 	for i := len(f.Stories) - 1; i >= 0; i-- {
@@ -66,7 +73,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 			withID++
 		}
 	}
-	<-counted
+	<-done
 	// dups holds the ids more than one story has, usually none.
 	var dups map[string]bool
 	if len(first) < withID {
@@ -305,3 +312,7 @@ func isWord(s string) bool {
 	}
 	return true
 }
+
+// unnamed names no story: for counting problems, whose messages are not
+// made.
+func unnamed(int) string { return "" }

@@ -48,7 +48,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	// and a second CPU: a file read is usually fine, and its stories are
 	// told about only when there are some.
 	first := make(map[string]int, len(f.Stories))
-	withID, problems := 0, counted
+	withID, problems := 0, 0
 	done := make(chan struct{})
 	countProblems := func() {
 		count := func(string, ...any) { problems++ }
@@ -59,12 +59,11 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	}
 	switch {
 	case counted >= 0:
+		problems = counted
 		close(done)
 	case len(f.Stories) >= countApart && runtime.GOMAXPROCS(0) > 1:
-		problems = 0
 		go countProblems()
 	default:
-		problems = 0
 		countProblems()
 	}
 	for i := len(f.Stories) - 1; i >= 0; i-- {

@@ -50,9 +50,8 @@ func (f *File) AddStory(s Story) *Story {
 	b.WriteByte('}')
 	// Decoding the text gives the new story the raw members that Marshal
 	// writes back, in this order.
-	d := &decoder{text: newText(b.Bytes()), name: "new story"}
-	ns := &Story{raw: d.data}
-	object(d, ns, 0, storyKeys, nil)
+	ns, _ := parseStory(b.Bytes())
+	ns.raw = b.Bytes()
 	ns.sum = sum(ns, ns.raw)
 	f.Stories = append(f.Stories, ns)
 	return ns

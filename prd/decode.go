@@ -101,8 +101,8 @@ var storyKeys = []key[Story]{
 // story, to guard the file, to record the verdict), so Parse remembers the
 // last text it decoded without error, or that Save wrote: the same text
 // again costs a copy of the stories, not a second parse. Remembering costs
-// next to nothing, so that a command that reads the file once pays nothing
-// for it.
+// a copy of the stories too, which a command that reads the file once
+// never wins back: it calls ReadOnce.
 func Parse(data []byte, name string) (*File, error) {
 	f, _, err := parseText(data, name, false)
 	return f, err
@@ -121,7 +121,7 @@ func parseText(data []byte, name string, owned bool) (f *File, kept bool, err er
 	if err != nil {
 		return nil, false, err
 	}
-	if !once.Load() {
+	if !readOnce.Load() {
 		last.Store(memoOf(f))
 	}
 	return f, owned, nil
@@ -130,15 +130,15 @@ func parseText(data []byte, name string, owned bool) (f *File, kept bool, err er
 // last is what Parse remembers: the text it decoded last or Save wrote last.
 var last atomic.Pointer[memo]
 
-// once is set by ReadOnce.
-var once atomic.Bool
+// readOnce is set by ReadOnce.
+var readOnce atomic.Bool
 
 // ReadOnce says that the process reads prd.json once, saves it at most
 // once and exits, as ralph's brief commands do: Parse and Save then
 // remember nothing. What Parse remembers costs a copy of every story,
 // which only later reads of the same text win back.
 func ReadOnce() {
-	once.Store(true)
+	readOnce.Store(true)
 	last.Store(nil)
 }
 

@@ -238,7 +238,7 @@ func (f *File) save(path string, q *durable.Queue) error {
 	if err := atomicfile.WriteQueued(path, 0o644, q, text...); err != nil {
 		return err
 	}
-	if !once.Load() {
+	if !readOnce.Load() {
 		remember(text, f, l)
 	}
 	return nil

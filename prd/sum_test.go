@@ -162,7 +162,7 @@ func TestReadOnce(t *testing.T) {
 	want := save("memo.json")
 	forget()
 	ReadOnce()
-	t.Cleanup(func() { once.Store(false) })
+	t.Cleanup(func() { readOnce.Store(false) })
 	if got := save("once.json"); got != want {
 		t.Errorf("saved after ReadOnce:\n%s\nwant:\n%s", got, want)
 	}

@@ -181,13 +181,25 @@ type writeback struct {
 }
 
 func (w *writeback) Write(p []byte) (int, error) {
-	n, err := w.f.Write(p)
-	w.written += int64(n)
-	if w.written-w.started >= writebackPart {
-		startWriteback(w.f, w.started, w.written-w.started)
-		w.started = w.written
+	// A piece longer than a part (Marshal hands over the unchanged
+	// stories of a large prd.json as one) is written a part at a time,
+	// so that the disk writes the first while the next are copied.
+	n := 0
+	for len(p) > 0 {
+		part := p[:min(int64(len(p)), writebackPart-(w.written-w.started))]
+		m, err := w.f.Write(part)
+		n += m
+		w.written += int64(m)
+		if w.written-w.started >= writebackPart {
+			startWriteback(w.f, w.started, w.written-w.started)
+			w.started = w.written
+		}
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
 	}
-	return n, err
+	return n, nil
 }
 
 // writers are fill's buffers, used again: the loop saves prd.json in every

@@ -364,8 +364,8 @@ func TestWriteback(t *testing.T) {
 	checkFile(t, path, string(big), 0o644)
 	var at int64
 	for _, p := range parts {
-		if p.off != at || p.n < writebackPart {
-			t.Fatalf("writeback %v: want consecutive parts of %d bytes or more from 0", parts, writebackPart)
+		if p.off != at || p.n != writebackPart {
+			t.Fatalf("writeback %v: want consecutive parts of %d bytes from 0, a long piece cut into parts", parts, writebackPart)
 		}
 		at += p.n
 	}

@@ -161,7 +161,7 @@ type memo struct {
 	stories []memoStory
 	// ids is the index of the ids of a saved text known to validate (see
 	// remember), which complete need not validate again; nil otherwise.
-	ids map[string]int
+	ids *idIndex
 }
 
 // memoStory is one story of a memo: as parsed, its text, and its sum from
@@ -254,7 +254,7 @@ func remember(text [][]byte, f *File, l *layout) {
 // same index. It returns nil otherwise. The loop saves a status in every
 // iteration, and validating a file of thousands of stories again, on the
 // next read of it, would cost more than all the rest of that read.
-func (m *memo) validAfter(f *File) map[string]int {
+func (m *memo) validAfter(f *File) *idIndex {
 	m.Lock()
 	defer m.Unlock()
 	ids := m.ids
@@ -399,13 +399,13 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		// once, unless the list of stories itself is of the wrong shape:
 		// the stories' places would be wrong, and every message noise.
 		if f != nil && !d.misshapen {
-			if err := f.validateAround(name, d.hasStories, d.mistyped, -1); err != nil {
+			if err := f.validateAround(name, d.hasStories, d.mistyped, -1, nil); err != nil {
 				d.errs = append(d.errs, err)
 			}
 		}
 		return nil, errors.Join(d.errs...)
 	}
-	if err := f.validateAround(name, d.hasStories, nil, d.problems); err != nil {
+	if err := f.validateAround(name, d.hasStories, nil, d.problems, &d.hashes); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -447,8 +447,10 @@ type decoder struct {
 	stop atomic.Bool
 	// problems counts the problems the stories decoded have on their own
 	// (see storyProblems), as each is decoded: its text is at hand then,
-	// where validate would read it again from memory.
+	// where validate would read it again from memory. hashes are the
+	// hashes of their ids, taken then for the same reason.
 	problems int
+	hashes   idHashes
 }
 
 // step is a member name or an array index in a JSON path.
@@ -633,6 +635,7 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 				s.raw = data[j:end:end]
 				s.sum = sum(s, s.raw)
 				storyProblems(s, n, nil, nil, nil, unnamed, count)
+				d.hashes.take(s)
 				stories = append(stories, s)
 			}
 		}
@@ -716,6 +719,7 @@ func (h *half) join(d *decoder) ([]*Story, int, bool) {
 	}
 	d.canonical = d.canonical && h.d.canonical
 	d.problems += h.d.problems
+	d.hashes.join(&h.d.hashes)
 	return h.stories, h.end, true
 }
 

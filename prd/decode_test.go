@@ -15,7 +15,7 @@ import (
 // exported returns the exported fields of s, for comparisons.
 func exported(s *Story) Story {
 	c := *s
-	c.orig, c.raw, c.sum, c.canonical = nil, nil, 0, false
+	c.orig, c.raw, c.sum, c.idHash, c.canonical = nil, nil, 0, 0, false
 	return c
 }
 

@@ -114,8 +114,8 @@ func TestValidateEdits(t *testing.T) {
 				return
 			}
 			for i, s := range f.Stories {
-				if f.Story(s.ID) != s || f.ids[s.ID] != i {
-					t.Errorf("story %q is userStories[%d], index %v", s.ID, i, f.ids)
+				if j, ok := indexed(f, s.ID); f.Story(s.ID) != s || !ok || j != i {
+					t.Errorf("story %q is userStories[%d], index %d, %v", s.ID, i, j, ok)
 				}
 			}
 		})
@@ -136,9 +136,15 @@ func TestValidateEditedBack(t *testing.T) {
 	if err := f.Validate("prd.json"); err != nil {
 		t.Fatal(err)
 	}
-	if _, stale := f.ids["US-003"]; stale || f.ids["US-001"] != 0 {
-		t.Errorf("index after the edits: %v", f.ids)
+	_, stale := indexed(f, "US-003")
+	if i, ok := indexed(f, "US-001"); stale || !ok || i != 0 {
+		t.Errorf("index after the edits: US-003 found %v, US-001 at %d, %v", stale, i, ok)
 	}
+}
+
+// indexed looks id up in f's index of ids.
+func indexed(f *File, id string) (int, bool) {
+	return f.ids.lookup(idHash(id), id, f.Stories)
 }
 
 func TestAnswer(t *testing.T) {

@@ -26,7 +26,7 @@ type File struct {
 	text   [][]byte // the text as parsed, in pieces (see marshal)
 	// ids is where each story was when the file last validated, by id:
 	// ids are unique then, so the story found there is the only one.
-	ids map[string]int
+	ids *idIndex
 	// canonical: raw is laid out as Marshal writes it, so its values can
 	// be copied as they are.
 	canonical bool
@@ -56,6 +56,9 @@ type Story struct {
 	Answers []Answer
 
 	raw []byte // the story's text as parsed: its members, in order
+	// idHash is the hash of ID that validate indexes it by, taken by the
+	// decoder as it read the id, or by validate (see idHashes).
+	idHash uint64
 	// sum is what sum made of the story as parsed from raw: a story
 	// whose sum is the same did not change (see unchanged).
 	sum uint64
@@ -121,7 +124,7 @@ func (f *File) State(s *Story) string {
 func (f *File) Story(id string) *Story {
 	// The index of a file that validated answers at once; a story added
 	// or moved since is found by looking through them all.
-	if i, ok := f.ids[id]; ok && i < len(f.Stories) && f.Stories[i].ID == id {
+	if i, ok := f.ids.lookup(idHash(id), id, f.Stories); ok {
 		return f.Stories[i]
 	}
 	for _, s := range f.Stories {

@@ -17,7 +17,7 @@ import (
 // It looks each id and each dependency up once: a file of ten thousand
 // stories is validated whenever it is read.
 func (f *File) validate(name string, listed bool) error {
-	return f.validateAround(name, listed, nil, -1)
+	return f.validateAround(name, listed, nil, -1, nil)
 }
 
 // validateAround is validate for a file whose stories' members in mistyped
@@ -26,8 +26,9 @@ func (f *File) validate(name string, listed bool) error {
 // whose id is one of them might be the one another story depends on, so no
 // dependency is called unknown then. counted is the number of problems
 // the stories have on their own when the decoder counted them (see
-// storiesFrom), or -1.
-func (f *File) validateAround(name string, listed bool, mistyped map[member]bool, counted int) error {
+// storiesFrom), or -1; hashes are the hashes of the ids the decoder took,
+// or nil.
+func (f *File) validateAround(name string, listed bool, mistyped map[member]bool, counted int, hashes *idHashes) error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
@@ -41,14 +42,20 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		add("project: %U is a control character: a project's name is a line of plain text", r)
 	}
 
-	// first maps each id to the index of the first story with it: filled
-	// from the last story back, so that the first one's index stays.
-	// Meanwhile the problems each story has on its own are counted, unless
-	// the decoder did, by another goroutine when there are many stories
-	// and a second CPU: a file read is usually fine, and its stories are
-	// told about only when there are some.
-	first := make(map[string]int, len(f.Stories))
-	withID, problems := 0, 0
+	// first is the index of the first story with each id, built from the
+	// hashes the decoder took when it has them (see idIndex). Meanwhile
+	// the problems each story has on its own are counted, unless the
+	// decoder did, by another goroutine when there are many stories and a
+	// second CPU: a file read is usually fine, and its stories are told
+	// about only when there are some.
+	if hashes == nil {
+		hashes = &idHashes{}
+		for _, s := range f.Stories {
+			hashes.take(s)
+		}
+	}
+	first := newIDIndex(len(f.Stories))
+	problems := 0
 	done := make(chan struct{})
 	countProblems := func() {
 		count := func(string, ...any) { problems++ }
@@ -66,22 +73,23 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	default:
 		countProblems()
 	}
-	for i := len(f.Stories) - 1; i >= 0; i-- {
-		if id := f.Stories[i].ID; id != "" {
-			first[id] = i
-			withID++
+	// dups holds the ids more than one story has, usually none.
+	var dups map[string]bool
+	for i, s := range f.Stories {
+		if s.ID == "" {
+			continue
+		}
+		if _, added := first.add(s.idHash, i, f.Stories); !added {
+			if dups == nil {
+				dups = map[string]bool{}
+			}
+			dups[s.ID] = true
 		}
 	}
 	<-done
-	// dups holds the ids more than one story has, usually none.
-	var dups map[string]bool
-	if len(first) < withID {
-		dups = map[string]bool{}
-		for i, s := range f.Stories {
-			if s.ID != "" && first[s.ID] != i {
-				dups[s.ID] = true
-			}
-		}
+	firstOf := func(i int) int {
+		j, _ := first.lookup(f.Stories[i].idHash, f.Stories[i].ID, f.Stories)
+		return j
 	}
 	// storyName names the i-th story in messages: by its id when that is
 	// unique (see name).
@@ -95,7 +103,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	// are some.
 	if problems > 0 || dups != nil {
 		for i, s := range f.Stories {
-			storyProblems(s, i, mistyped, dups, first, storyName, add)
+			storyProblems(s, i, mistyped, dups, firstOf, storyName, add)
 		}
 	}
 
@@ -108,10 +116,13 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	for m := range mistyped {
 		idsKnown = idsKnown && m.key != "id"
 	}
+	k := 0 // s's first dependency's place in hashes.deps
 	for i, s := range f.Stories {
 		start := len(deps)
 		for _, id := range s.DependsOn {
-			switch j, known := first[id]; {
+			h := hashes.deps[k]
+			k++
+			switch j, known := first.lookup(h, id, f.Stories); {
 			case !known && !idsKnown:
 			case !known:
 				add("%s: dependsOn names unknown story %q", storyName(i), id)
@@ -144,9 +155,9 @@ var countApart = 1000
 // storyProblems calls add for each problem s, the i-th story, has on its
 // own, naming it by name: its id, its title, its attempts, its checks. Its
 // members in mistyped were of the wrong type (see validateAround); dups
-// holds the ids more than one story has, and first the index of the first
-// story with each id.
-func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bool, first map[string]int, name func(int) string, add func(format string, args ...any)) {
+// holds the ids more than one story has, and first gives the index of the
+// first story with the i-th story's id.
+func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bool, first func(int) int, name func(int) string, add func(format string, args ...any)) {
 	idErr := CheckID(s.ID)
 	switch {
 	case s.ID == "" && mistyped[member{i, "id"}]:
@@ -154,8 +165,8 @@ func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bo
 		add("%s: missing id", name(i))
 	case idErr != nil:
 		add("userStories[%d]: id %q: %v", i, s.ID, idErr)
-	case dups[s.ID] && first[s.ID] != i:
-		add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first[s.ID])
+	case dups[s.ID] && first(i) != i:
+		add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first(i))
 	}
 	if s.Title == "" && !mistyped[member{i, "title"}] {
 		add("%s: missing title", name(i))

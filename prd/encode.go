@@ -52,7 +52,7 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 		// story writes the stories before it, it and those after it as
 		// three pieces, not one each.
 		if n := len(text); n > 0 {
-			if run, ok := joined(src, text[n-1], sep, sp.text); ok {
+			if run, ok := joined(src, text[n-1], sep, sp.text, f.canonical); ok {
 				text[n-1] = run
 				continue
 			}
@@ -63,14 +63,20 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 }
 
 // joined returns the piece of src that is a, sep and b one after another,
-// when a and b are pieces of src with sep between them there.
-func joined(src, a, sep, b []byte) ([]byte, bool) {
+// when a and b are pieces of src with sep between them there: stories, or
+// runs of them, and what Marshal writes between two stories.
+//
+// When src is laid out as Marshal writes it (canonical), a story that
+// starts as far after another as sep is long is the next one, with sep
+// between them: that text is not read again, which at thousands of
+// stories would be a miss of the cache for each.
+func joined(src, a, sep, b []byte, canonical bool) ([]byte, bool) {
 	i, ok := offsetIn(src, a)
 	if !ok {
 		return nil, false
 	}
 	j, ok := offsetIn(src, b)
-	if !ok || j != i+len(a)+len(sep) || !bytes.Equal(src[i+len(a):j], sep) {
+	if !ok || j != i+len(a)+len(sep) || !canonical && !bytes.Equal(src[i+len(a):j], sep) {
 		return nil, false
 	}
 	end := j + len(b)

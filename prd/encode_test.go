@@ -2,6 +2,7 @@ package prd
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -374,6 +375,24 @@ func TestMarshalJoinsPieces(t *testing.T) {
 	// and the changed one, the separator and the rest, after the stories.
 	if len(text) != 7 {
 		t.Fatalf("one story changed: %d pieces, want 7", len(text))
+	}
+	// Stories moved or taken out are not joined to what is beside them in
+	// the text, however it is laid out.
+	for _, edit := range []func(f *File){
+		func(f *File) { f.Stories[10], f.Stories[11] = f.Stories[11], f.Stories[10] },
+		func(f *File) { f.Stories = slices.Delete(f.Stories, 41, 42) },
+		func(f *File) { f.Stories = append(f.Stories[:1:1], f.Stories[2:]...) },
+	} {
+		f := mustParse(t, string(data))
+		edit(f)
+		text, _ := f.marshal()
+		want, err := f.refMarshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Join(text, nil); !bytes.Equal(got, want) {
+			t.Fatalf("pieces joined after a move:\n%s\nwant:\n%s", got, want)
+		}
 	}
 	// A text that is not laid out as Marshal writes it has nothing to join.
 	if text, _ := mustParse(t, messy).marshal(); len(text) != 5 {

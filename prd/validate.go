@@ -116,7 +116,7 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	for m := range mistyped {
 		idsKnown = idsKnown && m.key != "id"
 	}
-	k := 0 // s's first dependency's place in hashes.deps
+	k := 0 // the next dependency's place in hashes.deps
 	for i, s := range f.Stories {
 		start := len(deps)
 		for _, id := range s.DependsOn {

@@ -40,18 +40,12 @@ func newIDIndex(n int) *idIndex {
 // story before it has the same id: then it returns that story's index and
 // false, and the index is unchanged.
 func (x *idIndex) add(h uint64, i int, stories []*Story) (int, bool) {
-	mask := uint64(len(x.slots) - 1)
-	tag := h &^ (1<<32 - 1)
-	for p := h & mask; ; p = (p + 1) & mask {
-		e := x.slots[p]
-		if e == 0 {
-			x.slots[p] = tag | uint64(i+1)
-			return i, true
-		}
-		if j := int(uint32(e)) - 1; e&^(1<<32-1) == tag && stories[j].ID == stories[i].ID {
-			return j, false
-		}
+	p, j, found := x.probe(h, stories[i].ID, stories)
+	if found {
+		return j, false
 	}
+	x.slots[p] = h&^slotIndex | uint64(i+1)
+	return i, true
 }
 
 // lookup returns the index of the first story of stories with the given
@@ -62,15 +56,27 @@ func (x *idIndex) lookup(h uint64, id string, stories []*Story) (int, bool) {
 	if x == nil {
 		return 0, false
 	}
+	_, j, found := x.probe(h, id, stories)
+	return j, found
+}
+
+// slotIndex is the part of a slot that holds 1 + a story's index; the
+// rest holds the high half of its id's hash.
+const slotIndex = 1<<32 - 1
+
+// probe looks for id, whose hash is h, from the slot h leads to: it
+// returns the index j of the story of stories with it and true, or the
+// free slot p where the id would go and false.
+func (x *idIndex) probe(h uint64, id string, stories []*Story) (p uint64, j int, found bool) {
 	mask := uint64(len(x.slots) - 1)
-	tag := h &^ (1<<32 - 1)
-	for p := h & mask; ; p = (p + 1) & mask {
+	for p = h & mask; ; p = (p + 1) & mask {
 		e := x.slots[p]
 		if e == 0 {
-			return 0, false
+			return p, 0, false
 		}
-		if j := int(uint32(e)) - 1; e&^(1<<32-1) == tag && j < len(stories) && stories[j].ID == id {
-			return j, true
+		j = int(e&slotIndex) - 1
+		if e&^slotIndex == h&^slotIndex && j < len(stories) && stories[j].ID == id {
+			return p, j, true
 		}
 	}
 }

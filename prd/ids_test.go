@@ -2,6 +2,7 @@ package prd
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,6 +73,7 @@ func TestIDIndexSameHash(t *testing.T) {
 // and a duplicate or unknown id in either half is told.
 func TestValidateHashesFromDecoder(t *testing.T) {
 	defer func(n int) { splitMin = n }(splitMin)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	splitMin = 64
 	file := func(ids, deps []string) []byte {
 		b := []byte(`{"project": "P", "userStories": [`)

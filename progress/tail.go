@@ -15,9 +15,14 @@ import (
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
-// blockSize is how much Tail reads at a time. Entries are a few hundred bytes
-// to a few kilobytes, so one block usually holds the last several.
+// blockSize is how much TailFunc reads at a time. Entries are a few hundred
+// bytes to a few kilobytes, so one block usually holds the last several.
 const blockSize = 64 << 10
+
+// entrySize is what Tail reads at first for each entry it is asked for: a
+// large entry. A block of blockSize holds over a hundred small ones, all of
+// which would be looked at for their start markers to hand out a few.
+const entrySize = 2 << 10
 
 // Tail returns up to n last complete entries of the file at path, oldest
 // first. It reads backwards from the end in blocks, so its cost depends on the
@@ -28,7 +33,7 @@ func Tail(path string, n int) ([]Entry, error) {
 		return nil, nil
 	}
 	var entries []Entry
-	err := tailFunc(path, 0, blockSize, func(e Entry) bool {
+	err := tailFunc(path, 0, min(n*entrySize, blockSize), func(e Entry) bool {
 		entries = append(entries, e)
 		return len(entries) < n
 	})

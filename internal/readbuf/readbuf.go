@@ -106,7 +106,7 @@ func ReadFile(buf []byte, path string) ([]byte, error) {
 	// more, as the files read again and again grow a little every time.
 	// Only fresh memory is read in halves (see readHalves).
 	if size := st.Size; size < 1<<40 && int64(cap(buf)) < size+1 {
-		buf = make([]byte, 0, size+size/4+512)
+		buf = fresh(int(size + size/4 + 512))
 		if size >= halvesMin && runtime.GOMAXPROCS(0) >= 2 {
 			buf = readHalves(fd, buf, int(size))
 		}

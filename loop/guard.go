@@ -138,7 +138,7 @@ var ownFiles = [...]string{PRDFile, HarnessFile, ProgressFile}
 // takeSnapshot is what the guard compares with afterwards: the three files
 // and the project's guarded files (see takeFiles for tests).
 func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error) {
-	s, err := takeWatched(ctx, o, tests)
+	s, err := takeWatched(ctx, o, nil, tests)
 	if err != nil {
 		return s, err
 	}
@@ -147,28 +147,32 @@ func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error)
 
 // takeWatched is takeSnapshot but for progress.txt's copy (see
 // takeProgress): an iteration takes that after its marker, which keeps
-// digests of the rest (see guardedSums).
-func takeWatched(ctx context.Context, o *Options, tests bool) (snapshot, error) {
+// digests of the rest (see guardedSums). text is takeOwn's.
+func takeWatched(ctx context.Context, o *Options, text []byte, tests bool) (snapshot, error) {
 	files, err := takeFiles(ctx, o, tests)
 	if err != nil {
 		return snapshot{}, err
 	}
-	s, err := takeOwn(o)
+	s, err := takeOwn(o, text)
 	s.files = files
 	return s, err
 }
 
 // takeState is the three files' part of a snapshot.
 func takeState(o *Options) (snapshot, error) {
-	s, err := takeOwn(o)
+	s, err := takeOwn(o, nil)
 	if err != nil {
 		return s, err
 	}
 	return s, s.takeProgress(o)
 }
 
-// takeOwn is takeState but for progress.txt's copy.
-func takeOwn(o *Options) (snapshot, error) {
+// takeOwn is takeState but for progress.txt's copy. text, when not nil,
+// is prd.json's, read into the snapshot's buffer under the lock the caller
+// still holds (see stillNext): kept as it is, not read again. A person's
+// editor that saved the file since saved it as the agent began, to the
+// guard, which keeps what a person may change.
+func takeOwn(o *Options, text []byte) (snapshot, error) {
 	var s snapshot
 	var err error
 	for i, name := range ownFiles {
@@ -179,10 +183,13 @@ func takeOwn(o *Options) (snapshot, error) {
 	// The copies go into the last iteration's buffers: that snapshot is
 	// done with.
 	b := o.buffers()
-	s.prd, err = readbuf.ReadFile(b.prd, o.path(PRDFile))
-	b.prd = s.prd
-	if err != nil {
-		return s, fmt.Errorf("read %s: %w", PRDFile, err)
+	s.prd = text
+	if text == nil {
+		s.prd, err = readbuf.ReadFile(b.prd, o.path(PRDFile))
+		b.prd = s.prd
+		if err != nil {
+			return s, fmt.Errorf("read %s: %w", PRDFile, err)
+		}
 	}
 	s.harness, s.harnessErr = readbuf.ReadFile(b.harness, o.path(HarnessFile))
 	b.harness = s.harness

@@ -327,3 +327,27 @@ func TestGuardLedgerHead(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeOwnKeepsText: the snapshot of an iteration keeps prd.json's text
+// as stillNext read it under the lock, not the file read again, and reads
+// the file when it is given none.
+func TestTakeOwnKeepsText(t *testing.T) {
+	dir := t.TempDir()
+	o := &Options{Dir: dir}
+	disk := []byte(`{"project": "P", "userStories": []}`)
+	if err := os.WriteFile(filepath.Join(dir, PRDFile), disk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := []byte(`{"project": "Q", "userStories": []}`)
+	s, err := takeOwn(o, read)
+	if err != nil || string(s.prd) != string(read) {
+		t.Errorf("takeOwn with a text read: %v, prd.json's copy %q, want %q", err, s.prd, read)
+	}
+	if s.places[0] == nil {
+		t.Errorf("takeOwn with a text read left prd.json's place out")
+	}
+	s, err = takeOwn(o, nil)
+	if err != nil || string(s.prd) != string(disk) {
+		t.Errorf("takeOwn without: %v, prd.json's copy %q, want the file's %q", err, s.prd, disk)
+	}
+}

@@ -597,23 +597,25 @@ var errPickAgain = errors.New("the story is no longer the next")
 // edit made since the pick (a block, a story added ahead of it) makes
 // another the one to run, or the file cannot be read or used any more
 // (the pick from it again reports why). An edit that leaves the story to
-// run (an answer, a note) is in what it returns.
-func (o *Options) stillNext(f *prd.File, story *prd.Story) (*prd.File, *prd.Story, error) {
+// run (an answer, a note) is in what it returns. text is the file's text
+// it read, in the snapshot's buffer: the snapshot taken under the same
+// hold of the lock keeps it (see begin) rather than read the file again.
+func (o *Options) stillNext(f *prd.File, story *prd.Story) (now *prd.File, next *prd.Story, text []byte, err error) {
 	b := o.buffers()
-	data, err := readbuf.ReadFile(b.now, o.path(PRDFile))
-	b.now = data
-	if err == nil && f.ParsedFrom(data) {
-		return f, story, nil
+	text, err = readbuf.ReadFile(b.prd, o.path(PRDFile))
+	b.prd = text
+	if err == nil && f.ParsedFrom(text) {
+		return f, story, text, nil
 	}
 	if err == nil {
-		now, err := prd.Parse(data, PRDFile)
+		now, err := prd.Parse(text, PRDFile)
 		if err == nil {
 			if next := now.Next(); next != nil && next.ID == story.ID {
-				return now, next, nil
+				return now, next, text, nil
 			}
 		}
 	}
-	return nil, nil, errPickAgain
+	return nil, nil, nil, errPickAgain
 }
 
 // loadStories is loadPRD for what works on the stories: a file without any
@@ -760,7 +762,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// the story running and refuses, or is in the snapshot. Without the
 	// file there is nothing to edit; the snapshot says so.
 	unlock := o.lockPRD()
-	f, story, err := o.stillNext(f, story)
+	f, story, text, err := o.stillNext(f, story)
 	if err != nil {
 		unlock()
 		return err
@@ -805,8 +807,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		before, err, berr := it.begin(ctx, taking, f, false) // guardAfter puts back no test file
+		before, err, berr := it.begin(ctx, taking, f, text, false) // guardAfter puts back no test file
 		unlock()
+		text = nil // the checks will have run: the file is read again
 		if berr != nil {
 			return berr
 		}
@@ -831,7 +834,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) err
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
-	snap, err, berr := it.begin(ctx, mark, f, true)
+	snap, err, berr := it.begin(ctx, mark, f, text, true)
 	if berr != nil {
 		unlock()
 		return berr
@@ -1484,11 +1487,12 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // begin appends the marker m, with the digests of the guard's snapshot,
 // which it returns (see guardedSums). All of the snapshot is taken before
 // the marker but for progress.txt's copy, taken after it, so that the
-// marker is no change. tests is takeSnapshot's. When the snapshot fails
-// (snapErr), the marker is appended all the same, without digests; err is
-// the append's failure.
-func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, tests bool) (s snapshot, snapErr, err error) {
-	s, snapErr = takeWatched(ctx, it.o, tests)
+// marker is no change. text is prd.json as read under the lock the
+// caller holds, which the snapshot keeps (nil: it reads the file); tests
+// is takeSnapshot's. When the snapshot fails (snapErr), the marker is
+// appended all the same, without digests; err is the append's failure.
+func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool) (s snapshot, snapErr, err error) {
+	s, snapErr = takeWatched(ctx, it.o, text, tests)
 	// The marker of baseline checks keeps none: a ralph interrupted
 	// during them leaves it in flight after its guard ran, and a person
 	// may well edit harness.toml before the next `ralph loop`.

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -182,12 +183,24 @@ func TestStillNext(t *testing.T) {
 			if err := tt.edit(o.Dir); err != nil {
 				t.Fatal(err)
 			}
-			now, next, err := o.stillNext(f, story)
+			now, next, text, err := o.stillNext(f, story)
 			if again := errors.Is(err, errPickAgain); again != tt.again || (err != nil && !again) {
 				t.Fatalf("stillNext = %v, want picking again: %v", err, tt.again)
 			}
 			if err != nil {
 				return
+			}
+			// The text it read is the file as it is, which the snapshot
+			// keeps: now was parsed from it.
+			disk, err := os.ReadFile(filepath.Join(o.Dir, PRDFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(text, disk) || !now.ParsedFrom(text) {
+				t.Errorf("stillNext's text is not the file's, or not what it returned was parsed from")
+			}
+			if s, err := takeOwn(&o, text); err != nil || !bytes.Equal(s.prd, disk) {
+				t.Errorf("the snapshot taken with stillNext's text: %v, prd.json's copy equal to the file: %v", err, bytes.Equal(s.prd, disk))
 			}
 			want, err := o.loadPRD()
 			if err != nil {

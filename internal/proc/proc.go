@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -201,9 +202,20 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	noteStarted(p.Pid())
 	closeAll(childEnds)
 
-	var wg sync.WaitGroup
+	// The last reader to reach the end of its pipe says so.
+	readersDone := make(chan struct{})
+	var reading atomic.Int32
+	reading.Store(int32(len(readers)))
 	for i, r := range readers {
-		wg.Go(func() { drain(r, writers[i]) })
+		go func() {
+			drain(r, writers[i])
+			if reading.Add(-1) == 0 {
+				close(readersDone)
+			}
+		}()
+	}
+	if len(readers) == 0 {
+		close(readersDone)
 	}
 	stdinDone := make(chan struct{})
 	if stdinW != nil {
@@ -229,20 +241,23 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if stdinW != nil {
 			stdinW.SetWriteDeadline(time.Now())
 		}
-		readersDone := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(readersDone)
-		}()
 		select {
 		case <-readersDone:
-		case <-time.After(grace):
-			// Someone outside the group (a child that called setsid) still
-			// holds a pipe open: stop reading rather than wait for it.
-			for _, r := range readers {
-				r.SetReadDeadline(time.Now())
+			// Usually so: the pipes closed as the leader exited.
+		default:
+			drained := time.NewTimer(grace)
+			select {
+			case <-readersDone:
+			case <-drained.C:
+				// Someone outside the group (a child that called setsid)
+				// still holds a pipe open: stop reading rather than wait
+				// for it.
+				for _, r := range readers {
+					r.SetReadDeadline(time.Now())
+				}
+				<-readersDone
 			}
-			<-readersDone
+			drained.Stop()
 		}
 		<-stdinDone
 		for _, r := range readers {

@@ -230,6 +230,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		close(stdinDone)
 	}
 	go func() {
+		awaitExit(cmd.Process.Pid)
 		err := cmd.Wait()
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {

@@ -169,9 +169,9 @@ func takeState(o *Options) (snapshot, error) {
 
 // takeOwn is takeState but for progress.txt's copy. text, when not nil,
 // is prd.json's, read into the snapshot's buffer under the lock the caller
-// still holds (see stillNext): kept as it is, not read again. A person's
-// editor that saved the file since saved it as the agent began, to the
-// guard, which keeps what a person may change.
+// still holds (see stillNext): kept as it is, not read again. To the
+// guard, a person's editor that saved the file since then saved it while
+// the agent ran: the guard keeps what a person may change.
 func takeOwn(o *Options, text []byte) (snapshot, error) {
 	var s snapshot
 	var err error

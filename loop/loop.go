@@ -263,17 +263,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	refused := ""
 	// Watching, a file that cannot be used may be one a person's editor is
 	// saving (removed and written again, or truncated and written): the
-	// round begins again once the directory is quiet (see waitQuiet), and
-	// only what is wrong then is said. settled: this round did. settle
-	// waits so, once a round: true when the round is to begin again.
-	settled := false
-	settle := func() (bool, error) {
-		if !o.Watch || settled {
-			return false, nil
-		}
-		settled = true
-		return true, o.waitQuiet(ctx)
-	}
+	// round begins again once the directory is quiet (see settler), and
+	// only what is wrong then is said.
+	quiet := settler{o: &o}
+	settle := func() (bool, error) { return quiet.settle(ctx) }
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -323,10 +316,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			if err := o.waitForChange(ctx, PRDFile+" cannot be used"); err != nil {
 				return err
 			}
-			settled = false
+			quiet.reset()
 			continue
 		}
-		settled = false
+		quiet.reset()
 		if err != nil {
 			return err
 		}

@@ -81,6 +81,33 @@ func (o *Options) waitQuiet(ctx context.Context) error {
 	}
 }
 
+// settler waits, between iterations, for an editor's save of prd.json or
+// harness.toml to end before the loop says that one cannot be used: once
+// a round, and again only when the files changed since the directory went
+// quiet (a save that began just as the wait ended), so that a file that
+// stays wrong is said to be without waiting for ever.
+type settler struct {
+	o       *Options
+	settled bool   // the round waited
+	quiet   []byte // the files' fingerprint when the wait ended
+}
+
+// settle waits for quiet (see waitQuiet) when the round is to begin again
+// rather than say what is wrong: true then. It waits only when watching.
+func (s *settler) settle(ctx context.Context) (bool, error) {
+	if !s.o.Watch || s.settled && bytes.Equal(s.o.fingerprint(), s.quiet) {
+		return false, nil
+	}
+	s.settled = true
+	err := s.o.waitQuiet(ctx)
+	s.quiet = s.o.fingerprint()
+	return true, err
+}
+
+// reset begins a new round: the files read well, or what was wrong was
+// said.
+func (s *settler) reset() { s.settled, s.quiet = false, nil }
+
 // watchDir watches the work directory; the caller closes the watcher.
 func (o *Options) watchDir() (*fsnotify.Watcher, error) {
 	w, err := fsnotify.NewWatcher()

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -34,7 +36,49 @@ func TestMain(m *testing.M) {
 		},
 		"fakeagent":     func() { os.Exit(fakeagent.Main()) },
 		"interruptible": func() { os.Exit(interruptible(os.Args[1:])) },
+		"editorsaves":   func() { os.Exit(editorSaves(os.Args[1:])) },
 	})
+}
+
+// editorSaves saves each file named in turn as editors do, twice over:
+// removed and written again, then emptied and written again, each save 50
+// ms long, the next one 70 to 100 ms later; a second's pause follows each
+// file's saves. NAME.a and NAME.b, NAME the file's name without its
+// extension, are the texts saved, NAME.a last. One process makes every
+// step, so that a busy machine, slow to start processes, does not stretch
+// a save past the loop's wait for quiet.
+func editorSaves(files []string) int {
+	const save = 50 * time.Millisecond
+	for _, gap := range []time.Duration{70 * time.Millisecond, 85 * time.Millisecond, 100 * time.Millisecond} {
+		for _, file := range files {
+			name := strings.TrimSuffix(file, filepath.Ext(file))
+			a, errA := os.ReadFile(name + ".a")
+			b, errB := os.ReadFile(name + ".b")
+			if err := errors.Join(errA, errB); err != nil {
+				fmt.Fprintf(os.Stderr, "editorsaves: %v\n", err)
+				return 1
+			}
+			for range 2 {
+				for _, step := range []struct {
+					do    func() error
+					after time.Duration
+				}{
+					{func() error { return os.Remove(file) }, save},
+					{func() error { return os.WriteFile(file, b, 0o644) }, gap},
+					{func() error { return os.WriteFile(file, nil, 0o644) }, save},
+					{func() error { return os.WriteFile(file, a, 0o644) }, gap},
+				} {
+					if err := step.do(); err != nil {
+						fmt.Fprintf(os.Stderr, "editorsaves: %v\n", err)
+						return 1
+					}
+					time.Sleep(step.after)
+				}
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	return 0
 }
 
 // interruptible runs a command with SIGINT and SIGHUP at their defaults, as

@@ -265,8 +265,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// saving (removed and written again, or truncated and written): the
 	// round begins again once the directory is quiet (see settler), and
 	// only what is wrong then is said.
-	quiet := settler{o: &o}
-	settle := func() (bool, error) { return quiet.settle(ctx) }
+	saves := settler{o: &o}
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -274,7 +273,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		switch sum := o.harnessSum(); {
 		case o.Reload == nil || bytes.Equal(sum, loaded) && (refused == "" || sum == nil):
 		case sum == nil:
-			if again, err := settle(); err != nil {
+			if again, err := saves.settle(ctx); err != nil {
 				return err
 			} else if again {
 				continue
@@ -286,7 +285,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			changed := !bytes.Equal(sum, loaded)
 			t, err := o.reload()
 			if err != nil && changed {
-				if again, err := settle(); err != nil {
+				if again, err := saves.settle(ctx); err != nil {
 					return err
 				} else if again {
 					continue
@@ -307,7 +306,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		f, err := o.loadStories()
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
-			if again, err := settle(); err != nil {
+			if again, err := saves.settle(ctx); err != nil {
 				return err
 			} else if again {
 				continue
@@ -316,10 +315,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			if err := o.waitForChange(ctx, PRDFile+" cannot be used"); err != nil {
 				return err
 			}
-			quiet.reset()
+			saves.reset()
 			continue
 		}
-		quiet.reset()
+		saves.reset()
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,6 +230,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := now()
 	// Timeouts run on the real clock, whatever o.Now says.
 	act.touch(time.Now())
+	// The agent is started from this goroutine's thread, which stays
+	// with it until the agent has been waited for (see proc.Config.Locked).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   argv,
 		Dir:    o.Dir,
@@ -237,6 +242,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Stdout: &activityWriter{act: &act, w: out},
 		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shownStderr)},
 		Grace:  o.Grace,
+		Locked: true,
 	})
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {

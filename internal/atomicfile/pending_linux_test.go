@@ -150,3 +150,31 @@ func TestPrepareSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkUnnamed: both ways of naming an unnamed file, the file's own
+// link and the one through /proc that stands in where that is refused,
+// give it its name and its content, and neither replaces a file already
+// there.
+func TestLinkUnnamed(t *testing.T) {
+	for name, link := range map[string]func(*os.File, string) error{"own": linkUnnamed, "proc": linkThroughProc} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := openUnnamed(dir, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString("new\n"); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "prd.json")
+			if err := link(f, path); err != nil {
+				t.Fatalf("link: %v", err)
+			}
+			checkFile(t, path, "new\n", 0o644)
+			if err := link(f, path); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("a second link to the same name: %v, want fs.ErrExist", err)
+			}
+		})
+	}
+}

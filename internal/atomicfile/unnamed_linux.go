@@ -23,9 +23,23 @@ func openUnnamed(dir string, mode os.FileMode) (*os.File, error) {
 }
 
 // linkUnnamed gives f, opened by openUnnamed, the name path, which must not
-// exist. Its link through /proc/self/fd needs no privilege, which
-// AT_EMPTY_PATH would.
+// exist. It links f itself (AT_EMPTY_PATH), as Linux lets the process that
+// opened a file do since 6.10, and a privileged one before; otherwise it
+// links f through /proc/self/fd, which needs no privilege but costs a walk
+// of that path.
 func linkUnnamed(f *os.File, path string) error {
+	err := unix.Linkat(int(f.Fd()), "", unix.AT_FDCWD, path, unix.AT_EMPTY_PATH)
+	if err == unix.ENOENT {
+		return linkThroughProc(f, path)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: f.Name(), New: path, Err: err}
+	}
+	return nil
+}
+
+// linkThroughProc is linkUnnamed's way where AT_EMPTY_PATH is refused.
+func linkThroughProc(f *os.File, path string) error {
 	proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW); err != nil {
 		return &os.LinkError{Op: "link", Old: proc, New: path, Err: err}

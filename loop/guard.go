@@ -116,7 +116,10 @@ func (o *Options) buffers() *buffers {
 
 // snapshot is what the agent may not change, taken just before it runs.
 type snapshot struct {
-	prd        []byte
+	prd []byte
+	// parsed is a File known to be parsed from prd (see begin), which the
+	// guard need not compare with it again; nil when none is.
+	parsed     *prd.File
 	harness    []byte
 	harnessErr error
 	// progress is the whole of progress.txt when it is small enough to keep
@@ -405,7 +408,7 @@ func (s snapshot) guardPRD(o *Options, read *prd.File, storyID, who string) (*pr
 	unchanged := err == nil && bytes.Equal(s.prd, after)
 	// Around git (read is nil), nobody asks for the file: an unchanged
 	// one is not parsed.
-	if unchanged && (read == nil || read.ParsedFrom(s.prd)) {
+	if unchanged && (read == nil || read == s.parsed || read.ParsedFrom(s.prd)) {
 		return read, nil, nil
 	}
 	orig, perr := prd.Parse(s.prd, PRDFile)

@@ -1479,9 +1479,10 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // begin appends the marker m, with the digests of the guard's snapshot,
 // which it returns (see guardedSums). All of the snapshot is taken before
 // the marker but for progress.txt's copy, taken after it, so that the
-// marker is no change. text is prd.json as read under the lock the
-// caller holds, which the snapshot keeps (nil: it reads the file); tests
-// is takeSnapshot's. When the snapshot fails (snapErr), the marker is
+// marker is no change. text is prd.json as stillNext read it under the
+// lock the caller holds, the text f was parsed from, which the snapshot
+// keeps (nil: it reads the file, and compares f with it); tests is
+// takeSnapshot's. When the snapshot fails (snapErr), the marker is
 // appended all the same, without digests; err is the append's failure.
 func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool) (s snapshot, snapErr, err error) {
 	s, snapErr = takeWatched(ctx, it.o, text, tests)
@@ -1491,10 +1492,12 @@ func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, te
 	if snapErr == nil && !m.TakingBaseline {
 		// prd.json as the snapshot has it: f, unless it changed since f
 		// was read (the baseline checks ran; a person's `ralph task` edit
-		// meanwhile). One that does not parse has no digest.
-		if !f.ParsedFrom(s.prd) {
+		// meanwhile). The text stillNext handed over is f's own: it is not
+		// compared with f again. One that does not parse has no digest.
+		if text == nil && !f.ParsedFrom(s.prd) {
 			f, _ = prd.Parse(s.prd, PRDFile)
 		}
+		s.parsed = f
 		m.Guarded = guardedSums(s.harness, s.harnessErr == nil, f, m.StoryID, s.files)
 	}
 	if err := it.ledger.Begin(m); err != nil {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,10 +229,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := now()
 	// Timeouts run on the real clock, whatever o.Now says.
 	act.touch(time.Now())
-	// The agent is started from this goroutine's thread, which stays
-	// with it until the agent has been waited for (see proc.Config.Locked).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	p, err := proc.Start(ctx, proc.Config{
 		Argv:   argv,
 		Dir:    o.Dir,
@@ -242,7 +237,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Stdout: &activityWriter{act: &act, w: out},
 		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shownStderr)},
 		Grace:  o.Grace,
-		Locked: true,
 	})
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {

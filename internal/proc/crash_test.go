@@ -73,35 +73,20 @@ func TestDeathSignalNotEarly(t *testing.T) {
 	}
 }
 
-// TestDeathSignalLocked: a child started from its caller's locked thread
-// (Config.Locked) outlives the threads that end under ralph, as one the
-// spawner starts does; it dies with the thread it was started from, which
-// tells that it was started there.
-func TestDeathSignalLocked(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the parent-death signal is Linux's")
-	}
-	started := make(chan *Process)
-	end := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		started <- start(t, Config{Argv: []string{"sleep", "100"}, Locked: true})
-		// Still locked, the goroutine ends its thread as it returns.
-		<-end
-	}()
-	p := <-started
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() { runtime.LockOSThread() })
-	}
-	wg.Wait()
-	time.Sleep(50 * time.Millisecond)
-	if !alive(p.Pid()) {
-		t.Fatalf("the child died with another thread of its parent: exit %d", p.Wait())
-	}
-	close(end)
-	if code := wait(t, p); code != 128+int(syscall.SIGKILL) {
-		t.Errorf("exit code after its thread ended = %d, want %d", code, 128+int(syscall.SIGKILL))
+// TestSpawnHoldsThread: the goroutine that starts a child holds its thread
+// while the child lives, and lets it go once the child has been waited
+// for: nothing is left behind.
+func TestSpawnHoldsThread(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := start(t, Config{Argv: []string{"sleep", "100"}})
+	p.Stop()
+	wait(t, p)
+	deadline := time.Now().Add(patience)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left after the child was waited for, %d before it started", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

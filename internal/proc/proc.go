@@ -57,12 +57,6 @@ type Config struct {
 	Stderr io.Writer
 
 	Grace time.Duration // SIGINT → SIGKILL delay; 0: DefaultGrace
-
-	// Locked says that the calling goroutine is locked to its thread
-	// (runtime.LockOSThread) until the child has been waited for. The
-	// child is then started from that thread, which outlives it, rather
-	// than from the spawner's (see spawn): two thread switches fewer.
-	Locked bool
 }
 
 // Process is a started child and its process group.
@@ -201,11 +195,8 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		stdinW = w
 	}
 
-	start := spawn
-	if c.Locked {
-		start = (*exec.Cmd).Start
-	}
-	if err := start(cmd); err != nil {
+	reaped := make(chan struct{})
+	if err := spawn(cmd, reaped); err != nil {
 		return fail(err)
 	}
 	running.Store(p, struct{}{})
@@ -242,6 +233,9 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	go func() {
 		awaitExit(cmd.Process.Pid)
 		err := cmd.Wait()
+		// Reaped: the thread it was started from may go, before the
+		// caller is told, who then runs first.
+		close(reaped)
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {
 			p.reason = err
@@ -280,39 +274,28 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	return p, nil
 }
 
-// spawns are the children for the spawner to start, each with where to
-// say how the start went.
-var (
-	spawns      = make(chan spawnRequest)
-	spawnerOnce sync.Once
-)
-
-type spawnRequest struct {
-	cmd     *exec.Cmd
-	started chan<- error
-}
-
-// spawn starts cmd from the spawner's thread, a thread that lasts as long
-// as ralph: the kernel sends the death signal (see setDeathSignal) when
-// the thread that forked the child ends, not the process, and the runtime
-// ends a thread when a goroutine that locked it returns without unlocking,
-// which any code may do. The spawner's goroutine locks its thread and
-// never returns, so nobody else's goroutine runs there and the signal
-// comes only when ralph itself is gone. Only the start needs that thread:
-// the child is waited for from any. A caller locked to its own thread for
-// as long as the child lives (Config.Locked) starts it from there instead,
-// without the trip to the spawner's thread and back.
-func spawn(cmd *exec.Cmd) error {
-	spawnerOnce.Do(func() {
-		go func() {
-			runtime.LockOSThread()
-			for r := range spawns {
-				r.started <- r.cmd.Start()
-			}
-		}()
-	})
+// spawn starts cmd from a thread that outlasts the child, and keeps that
+// thread until reaped is closed, once the child has been waited for. The
+// kernel sends the death signal (see setDeathSignal) when the thread that
+// forked the child ends, not the process, and the runtime ends a thread
+// when a goroutine that locked it returns without unlocking, which any
+// code may do. A goroutine of the child's own locks the thread it runs on,
+// forks there, and holds it: no other goroutine runs on that thread, so
+// nothing else can end it. It usually runs on the caller's thread, which
+// the caller leaves to it as it waits for the start: the start takes no
+// trip to another thread. The exit is waited for from any thread, so that
+// the caller is not woken on this one.
+func spawn(cmd *exec.Cmd, reaped <-chan struct{}) error {
 	started := make(chan error, 1)
-	spawns <- spawnRequest{cmd, started}
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-reaped
+		}
+	}()
 	return <-started
 }
 

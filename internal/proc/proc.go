@@ -233,8 +233,9 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	go func() {
 		awaitExit(cmd.Process.Pid)
 		err := cmd.Wait()
-		// Reaped: the thread it was started from may go, before the
-		// caller is told, who then runs first.
+		// Reaped: the goroutine that holds the thread the child was
+		// started from may let it go. It is told before the caller, who,
+		// readied last, runs first.
 		close(reaped)
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {

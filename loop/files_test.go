@@ -2,9 +2,11 @@ package loop
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -84,5 +86,53 @@ func TestLiteralDirs(t *testing.T) {
 	want := []string{"schema", "db/migrations", "", "a", "schema/x.sql"}
 	if !slices.Equal(got, want) {
 		t.Errorf("literalDirs = %q, want %q", got, want)
+	}
+}
+
+// TestWalkFiles: outside git, the project's files are listed in
+// filepath.WalkDir's order (by name, a directory's files at its name's
+// place), links as themselves and not followed, named pipes too, and
+// nothing under .git or node_modules.
+func TestWalkFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.b", "a/b.txt", "a/c/d.txt", "a0", ".git/config", "node_modules/x/y.js", "sub/node_modules/z.js", "sub/z.txt"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var files []fileInfo
+	walkFiles(dir, "", &files)
+	var got []string
+	for _, f := range files {
+		got = append(got, f.name+" "+f.info.Mode().Type().String())
+	}
+	want := []string{"a/b.txt ----------", "a/c/d.txt ----------", "a.b ----------", "a0 ----------", "link L---------", "pipe p---------", "sub/z.txt ----------"}
+	if !slices.Equal(got, want) {
+		t.Errorf("listed:\n%q\nwant:\n%q", got, want)
+	}
+	// The same as filepath.WalkDir lists them.
+	var walked []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			walked = append(walked, filepath.ToSlash(rel)+" "+d.Type().String())
+		}
+		return nil
+	})
+	if !slices.Equal(got, walked) {
+		t.Errorf("listed:\n%q\nfilepath.WalkDir:\n%q", got, walked)
 	}
 }

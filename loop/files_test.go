@@ -136,3 +136,32 @@ func TestWalkFiles(t *testing.T) {
 		t.Errorf("listed:\n%q\nfilepath.WalkDir:\n%q", got, walked)
 	}
 }
+
+// TestProjectFilesRootNamedNodeModules: outside git, a project whose own
+// directory is named node_modules is listed: only the node_modules
+// directories inside it are left out.
+func TestProjectFilesRootNamedNodeModules(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "node_modules")
+	for _, name := range []string{"a.txt", "node_modules/b.js"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inGit := false
+	o := &Options{Dir: dir, inGit: &inGit}
+	files, err := o.projectFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.name)
+	}
+	if want := []string{"a.txt"}; !slices.Equal(got, want) {
+		t.Errorf("listed %q, want %q", got, want)
+	}
+}

@@ -172,7 +172,7 @@ func takeState(o *Options) (snapshot, error) {
 
 // takeOwn is takeState but for progress.txt's copy. text, when not nil,
 // is prd.json's, read into the snapshot's buffer under the lock the caller
-// still holds (see stillNext): kept as it is, not read again. To the
+// still holds (see readStories): kept as it is, not read again. To the
 // guard, a person's editor that saved the file since then saved it while
 // the agent ran: the guard keeps what a person may change.
 func takeOwn(o *Options, text []byte) (snapshot, error) {

@@ -329,7 +329,7 @@ func TestGuardLedgerHead(t *testing.T) {
 }
 
 // TestTakeOwnKeepsText: the snapshot of an iteration keeps prd.json's text
-// as stillNext read it under the lock, not the file read again, and reads
+// as readStories read it under the lock, not the file read again, and reads
 // the file when it is given none.
 func TestTakeOwnKeepsText(t *testing.T) {
 	dir := t.TempDir()

@@ -303,9 +303,14 @@ func Run(ctx context.Context, o Options) (err error) {
 				o.warn("%s changed but cannot be used, so the previous settings stay: %v", o.settings(), err)
 			}
 		}
-		f, err := o.loadStories()
+		// The story is picked from prd.json as read under its lock, which
+		// the iteration holds on to until its marker (see iteration.run):
+		// a `ralph task` edit is in the pick, or finds the story running.
+		unlock := o.lockPRD()
+		f, text, err := o.readStories()
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
+			unlock()
 			if again, err := saves.settle(ctx); err != nil {
 				return err
 			} else if again {
@@ -320,12 +325,27 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		saves.reset()
 		if err != nil {
+			unlock()
 			return err
 		}
-		if f, err = o.failSpent(f); err != nil {
-			return err
+		if o.anySpent(f) {
+			// Failed under the lock that Update takes, and picked from
+			// the file as that leaves it.
+			unlock()
+			if err := o.failSpent(); err != nil {
+				return err
+			}
+			continue
 		}
 		story, err := o.pick(f, totals, n)
+		if story == nil {
+			// Said, and waited on, without prd.json's lock.
+			unlock()
+			if err == nil {
+				o.emit(Event{Event: EventAllPass, Stories: ptr(len(f.Stories)), Passing: ptr(len(f.Stories)),
+					Message: plural.Of(len(f.Stories), "the story passes", "all %d stories pass")})
+			}
+		}
 		var stop *StopError
 		// The invocation's own budget (--once, --max-iterations) is one no
 		// change can raise: spent, it leaves nothing to watch for. A limit
@@ -348,12 +368,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		n++
 		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals,
 			retries: retries, transients: transients}
-		err = it.run(ctx, f, story)
-		if errors.Is(err, errPickAgain) {
-			o.warn("%s changed as the iteration with %s was to begin: picking the story to run again", PRDFile, story.ID)
-			n--
-			continue
-		}
+		err = it.run(ctx, f, story, text, unlock)
 		totals = it.entry.Totals
 		var wait *waitError
 		switch {
@@ -379,8 +394,6 @@ func Run(ctx context.Context, o Options) (err error) {
 // (nil when every story passes).
 func (o *Options) pick(f *prd.File, t progress.Totals, n int) (*prd.Story, error) {
 	if f.Done() {
-		o.emit(Event{Event: EventAllPass, Stories: ptr(len(f.Stories)), Passing: ptr(len(f.Stories)),
-			Message: plural.Of(len(f.Stories), "the story passes", "all %d stories pass")})
 		return nil, nil
 	}
 	story := f.Next()
@@ -433,16 +446,18 @@ func (o *Options) killOrphans(who string) {
 	}
 }
 
-// failSpent fails the stories that may run but have no attempts left,
-// which happens when loop.max_attempts is lowered: without it, each would
-// get one attempt past the limit. It returns prd.json as it is then.
-func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
-	if !slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return o.spent(f, s) }) {
-		return f, nil
-	}
+// anySpent reports whether a story of f may run but has no attempts left,
+// which happens when loop.max_attempts is lowered (see failSpent).
+func (o *Options) anySpent(f *prd.File) bool {
+	return slices.ContainsFunc(f.Stories, func(s *prd.Story) bool { return o.spent(f, s) })
+}
+
+// failSpent fails, in prd.json, the stories that may run but have no
+// attempts left (see anySpent): without it, each would get one attempt
+// past the limit.
+func (o *Options) failSpent() error {
 	var failed []*prd.Story
 	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(cur *prd.File) error {
-		f = cur
 		failed = o.failSpentIn(cur)
 		if len(failed) == 0 {
 			return prd.ErrUnchanged
@@ -450,12 +465,12 @@ func (o *Options) failSpent(f *prd.File) (*prd.File, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, s := range failed {
 		o.warn("%s failed without another run: %s (`ralph task reset %s` gives it its attempts again)", s.ID, s.Failed, s.ID)
 	}
-	return f, nil
+	return nil
 }
 
 // preview changes f, in memory only, as the next `ralph loop` will before
@@ -580,44 +595,47 @@ func (o *Options) lockPRD() (unlock func()) {
 	return unlock
 }
 
-// errPickAgain is returned by an iteration that did not begin because its
-// story is no longer the one to run (see stillNext).
-var errPickAgain = errors.New("the story is no longer the next")
-
-// stillNext returns prd.json as it is now and the story to run in it, when
-// that is still the story picked from f; errPickAgain when a `ralph task`
-// edit made since the pick (a block, a story added ahead of it) makes
-// another the one to run, or the file cannot be read or used any more
-// (the pick from it again reports why). An edit that leaves the story to
-// run (an answer, a note) is in what it returns. text is the file's text
-// it read, in the snapshot's buffer: the snapshot taken under the same
-// hold of the lock keeps it (see begin) rather than read the file again.
-func (o *Options) stillNext(f *prd.File, story *prd.Story) (now *prd.File, next *prd.Story, text []byte, err error) {
+// readStories is loadStories for the loop's pick, which holds prd.json's
+// lock: the text it read is in the snapshot's buffer, and the snapshot
+// taken under the same hold of the lock keeps it (see begin) rather than
+// read the file again.
+func (o *Options) readStories() (*prd.File, []byte, error) {
 	b := o.buffers()
-	text, err = readbuf.ReadFile(b.prd, o.path(PRDFile))
+	text, err := readbuf.ReadFile(b.prd, o.path(PRDFile))
 	b.prd = text
-	if err == nil && f.ParsedFrom(text) {
-		return f, story, text, nil
+	if err != nil {
+		return nil, nil, o.prdError(err)
 	}
-	if err == nil {
-		now, err := prd.Parse(text, PRDFile)
-		if err == nil {
-			if next := now.Next(); next != nil && next.ID == story.ID {
-				return now, next, text, nil
-			}
-		}
+	f, err := prd.Parse(text, PRDFile)
+	if err != nil {
+		return nil, nil, o.prdError(err)
 	}
-	return nil, nil, nil, errPickAgain
+	if err := hasStories(f); err != nil {
+		return nil, nil, err
+	}
+	return f, text, nil
 }
 
 // loadStories is loadPRD for what works on the stories: a file without any
 // is bad input there, though `ralph task` can add to it and status show it.
 func (o *Options) loadStories() (*prd.File, error) {
 	f, err := o.loadPRD()
-	if err == nil && len(f.Stories) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("%s: userStories is empty: there is nothing to do (add a story with `ralph task add`)", PRDFile)}
+	if err == nil {
+		err = hasStories(f)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// hasStories is the error for a prd.json without stories, which is bad
+// input for what works on them; nil when f has some.
+func hasStories(f *prd.File) error {
+	if len(f.Stories) == 0 {
+		return &InputError{Err: fmt.Errorf("%s: userStories is empty: there is nothing to do (add a story with `ralph task add`)", PRDFile)}
+	}
+	return nil
 }
 
 // prdError is what a failure to read prd.json means to the user: a
@@ -745,20 +763,15 @@ type iteration struct {
 	files fileSnapshot
 }
 
-func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story) error {
+// run runs an iteration of story, picked from f, which was parsed from
+// text, prd.json as read under its lock. unlock releases the lock, which
+// is held from that read to the iteration's marker, and from the marker
+// to the snapshot: a `ralph task` edit, which looks for the marker under
+// that lock, was in the pick, or finds the story running and refuses, or
+// is in the snapshot. Without the file there is nothing to edit; the
+// snapshot says so.
+func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, text []byte, unlock func()) error {
 	o := it.o
-	// prd.json's lock is held from the story's last look to its marker,
-	// and from the marker to the snapshot: a `ralph task` edit, which looks
-	// for the marker under that lock, is seen here (the iteration goes on
-	// with the file as it is now, or the story is picked again), or finds
-	// the story running and refuses, or is in the snapshot. Without the
-	// file there is nothing to edit; the snapshot says so.
-	unlock := o.lockPRD()
-	f, story, text, err := o.stillNext(f, story)
-	if err != nil {
-		unlock()
-		return err
-	}
 	start := o.now()
 	it.start = start
 	number := it.totals.Iterations + 1
@@ -1479,7 +1492,7 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // begin appends the marker m, with the digests of the guard's snapshot,
 // which it returns (see guardedSums). All of the snapshot is taken before
 // the marker but for progress.txt's copy, taken after it, so that the
-// marker is no change. text is prd.json as stillNext read it under the
+// marker is no change. text is prd.json as readStories read it under the
 // lock the caller holds, the text f was parsed from, which the snapshot
 // keeps (nil: it reads the file, and compares f with it); tests is
 // takeSnapshot's. When the snapshot fails (snapErr), the marker is
@@ -1492,7 +1505,7 @@ func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, te
 	if snapErr == nil && !m.TakingBaseline {
 		// prd.json as the snapshot has it: f, unless it changed since f
 		// was read (the baseline checks ran; a person's `ralph task` edit
-		// meanwhile). The text stillNext handed over is f's own: it is not
+		// meanwhile). The text readStories handed over is f's own: it is not
 		// compared with f again. One that does not parse has no digest.
 		if text == nil && !f.ParsedFrom(s.prd) {
 			f, _ = prd.Parse(s.prd, PRDFile)

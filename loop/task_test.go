@@ -140,74 +140,81 @@ func TestTaskEdits(t *testing.T) {
 	}
 }
 
-// TestStillNext: an edit made between the pick and the start of the
-// iteration (`ralph task` waits for no loop) makes the loop pick again
-// when the story is no longer the one to run, and only then; otherwise the
-// iteration goes on with the file as it is, the edit in it.
-func TestStillNext(t *testing.T) {
+// TestReadStories: the loop picks its story from prd.json as read under
+// the lock it holds until the iteration's marker, so that a `ralph task`
+// edit (which waits for no loop) is either in the pick or finds the story
+// running. The pick sees every edit made before it; the text it read is
+// the file's, which the snapshot keeps.
+func TestReadStories(t *testing.T) {
 	edits := []struct {
-		name  string
-		edit  func(dir string) error
-		again bool
+		name string
+		edit func(dir string) error
+		next string // the story picked; "" for none
+		bad  bool   // an input error instead
 	}{
-		{"none", func(string) error { return nil }, false},
+		{"none", func(string) error { return nil }, "D", false},
 		{"the story blocked and answered", func(dir string) error {
 			if _, _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); err != nil {
 				return err
 			}
 			_, _, err := AnswerStory(Options{Dir: dir}, "D", "carts")
 			return err
-		}, false},
-		{"another story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "B", "Which table?"); return err }, false},
-		{"the story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); return err }, true},
+		}, "D", false},
+		{"another story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "B", "Which table?"); return err }, "D", false},
+		{"the story blocked", func(dir string) error { _, _, err := BlockStory(Options{Dir: dir}, "D", "Which table?"); return err }, "", false},
 		{"a story added ahead of it", func(dir string) error {
 			_, err := AddStory(Options{Dir: dir}, NewStory{ID: "E", Title: "e", Priority: -1, HasPriority: true})
 			return err
-		}, true},
+		}, "E", false},
 		{"the file broken", func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, PRDFile), []byte("{"), 0o644)
-		}, true},
-		{"the file removed", func(dir string) error { return os.Remove(filepath.Join(dir, PRDFile)) }, true},
+		}, "", true},
+		{"the file removed", func(dir string) error { return os.Remove(filepath.Join(dir, PRDFile)) }, "", true},
 	}
 	for _, tt := range edits {
 		t.Run(tt.name, func(t *testing.T) {
 			o := Options{Dir: taskDir(t), Err: io.Discard}
-			f, err := o.loadStories()
-			if err != nil {
-				t.Fatal(err)
-			}
-			story := f.Next()
-			if story == nil || story.ID != "D" {
-				t.Fatalf("picked %v, want D", story)
+			// What the loop picked before the edit.
+			if f, err := o.loadStories(); err != nil || f.Next() == nil || f.Next().ID != "D" {
+				t.Fatalf("before the edit: %v, want D to run", err)
 			}
 			if err := tt.edit(o.Dir); err != nil {
 				t.Fatal(err)
 			}
-			now, next, text, err := o.stillNext(f, story)
-			if again := errors.Is(err, errPickAgain); again != tt.again || (err != nil && !again) {
-				t.Fatalf("stillNext = %v, want picking again: %v", err, tt.again)
-			}
-			if err != nil {
+			unlock := o.lockPRD()
+			defer unlock()
+			f, text, err := o.readStories()
+			var input *InputError
+			if tt.bad {
+				if !errors.As(err, &input) {
+					t.Fatalf("readStories = %v, want an input error", err)
+				}
 				return
 			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next := f.Next(); next == nil && tt.next != "" || next != nil && next.ID != tt.next {
+				t.Fatalf("picked %v, want %q", next, tt.next)
+			}
 			// The text it read is the file as it is, which the snapshot
-			// keeps: now was parsed from it.
+			// keeps: f was parsed from it.
 			disk, err := os.ReadFile(filepath.Join(o.Dir, PRDFile))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(text, disk) || !now.ParsedFrom(text) {
-				t.Errorf("stillNext's text is not the file's, or not what it returned was parsed from")
+			if !bytes.Equal(text, disk) || !f.ParsedFrom(text) {
+				t.Errorf("readStories' text is not the file's, or not what it returned was parsed from")
 			}
 			if s, err := takeOwn(&o, text); err != nil || !bytes.Equal(s.prd, disk) {
-				t.Errorf("the snapshot taken with stillNext's text: %v, prd.json's copy equal to the file: %v", err, bytes.Equal(s.prd, disk))
+				t.Errorf("the snapshot taken with readStories' text: %v, prd.json's copy equal to the file: %v", err, bytes.Equal(s.prd, disk))
 			}
 			want, err := o.loadPRD()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if next.ID != "D" || !reflect.DeepEqual(next.Answers, want.Story("D").Answers) || now.Story("D") != next {
-				t.Errorf("stillNext gave %+v, want D as prd.json has it now, %+v", next, want.Story("D"))
+			if got := f.Story("D"); !reflect.DeepEqual(got.Answers, want.Story("D").Answers) || got.Blocked != want.Story("D").Blocked {
+				t.Errorf("readStories gave %+v, want D as prd.json has it now, %+v", got, want.Story("D"))
 			}
 		})
 	}

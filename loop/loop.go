@@ -266,6 +266,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	// round begins again once the directory is quiet (see settler), and
 	// only what is wrong then is said.
 	saves := settler{o: &o}
+	// The stories as last read, which the next read takes over where
+	// they did not change (see prd.ParseReusing).
+	var last *prd.File
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
@@ -307,7 +310,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		// the iteration holds on to until its marker (see iteration.run):
 		// a `ralph task` edit is in the pick, or finds the story running.
 		unlock := o.lockPRD()
-		f, text, err := o.readStories()
+		f, text, err := o.readStories(last)
+		if err == nil {
+			last = f
+		}
 		var input *InputError
 		if o.Watch && errors.As(err, &input) {
 			unlock()
@@ -598,15 +604,16 @@ func (o *Options) lockPRD() (unlock func()) {
 // readStories is loadStories for the loop's pick, which holds prd.json's
 // lock: the text it read is in the snapshot's buffer, and the snapshot
 // taken under the same hold of the lock keeps it (see begin) rather than
-// read the file again.
-func (o *Options) readStories() (*prd.File, []byte, error) {
+// read the file again. last is what it returned the time before, which
+// its caller is done with (see prd.ParseReusing).
+func (o *Options) readStories(last *prd.File) (*prd.File, []byte, error) {
 	b := o.buffers()
 	text, err := readbuf.ReadFile(b.prd, o.path(PRDFile))
 	b.prd = text
 	if err != nil {
 		return nil, nil, o.prdError(err)
 	}
-	f, err := prd.Parse(text, PRDFile)
+	f, err := prd.ParseReusing(text, PRDFile, last)
 	if err != nil {
 		return nil, nil, o.prdError(err)
 	}

@@ -183,7 +183,7 @@ func TestReadStories(t *testing.T) {
 			}
 			unlock := o.lockPRD()
 			defer unlock()
-			f, text, err := o.readStories()
+			f, text, err := o.readStories(nil)
 			var input *InputError
 			if tt.bad {
 				if !errors.As(err, &input) {

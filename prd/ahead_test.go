@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"testing"
 )
@@ -158,4 +159,98 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestParseReusing: the loop's read of the file it saved takes over the
+// stories of its last read that the save left as they were, rather than
+// copy them all again, and the File it gets is the one Parse gives; what
+// the memo keeps is not shared, and the next save is still known to be
+// valid.
+func TestParseReusing(t *testing.T) {
+	passed := Status{Passes: true, Attempts: 2}
+	path, f := readAhead(t)
+	a := f.WriteAhead(path, "A", passed)
+	if err := SetStatus(path, "prd.json", nil, "A", passed, a); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ParseReusing(data, "prd.json", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Story("B") != f.Story("B") {
+		t.Errorf("the story the save left as it was is a copy")
+	}
+	if g.Story("A") == f.Story("A") || f.Story("A").Passes {
+		t.Errorf("the story the save changed was taken over")
+	}
+	sameFile(t, g, data)
+
+	// The memo shares nothing with it.
+	g.Story("B").Notes = "changed by the caller"
+	again, err := Parse(data, "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Story("B").Notes != "" || again.Story("B") == g.Story("B") {
+		t.Errorf("a change to the File ParseReusing gave is in what Parse gives")
+	}
+	g.Story("B").Notes = ""
+
+	// The next save, from it, is known valid without validating again.
+	b := g.WriteAhead(path, "B", passed)
+	if err := SetStatus(path, "prd.json", nil, "B", passed, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if last.Load().ids == nil {
+		t.Errorf("the save from the File ParseReusing gave is not known to validate")
+	}
+	data, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseReusing(data, "prd.json", g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Story("A") != g.Story("A") || !h.Story("A").Passes || !h.Story("B").Passes {
+		t.Errorf("the second read after a save: A taken over %v, statuses %+v %+v", h.Story("A") == g.Story("A"), h.Story("A").Status(), h.Story("B").Status())
+	}
+	sameFile(t, h, data)
+
+	// Stories of another parse are not taken over.
+	other := mustParse(t, aheadText)
+	o, err := ParseReusing(data, "prd.json", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Story("A") == other.Story("A") || o.Story("B") == other.Story("B") {
+		t.Errorf("a story of another parse was taken over")
+	}
+	sameFile(t, o, data)
+}
+
+// sameFile fails t unless f holds what data parses to afresh.
+func sameFile(t *testing.T, f *File, data []byte) {
+	t.Helper()
+	want, err := parse(data, "prd.json", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Stories) != len(want.Stories) || f.Project != want.Project || !f.ParsedFrom(data) {
+		t.Fatalf("File of %d stories, project %q, parsed from the text: %v; want %d, %q", len(f.Stories), f.Project, f.ParsedFrom(data), len(want.Stories), want.Project)
+	}
+	for i, s := range f.Stories {
+		if got, w := exported(s), exported(want.Stories[i]); !reflect.DeepEqual(got, w) || !s.unchanged() {
+			t.Errorf("story %d: %+v, want %+v as the text has it (unchanged: %v)", i, got, w, s.unchanged())
+		}
+	}
+	if text, err := f.Marshal(); err != nil || string(text) != string(data) {
+		t.Errorf("Marshal: %v\n%s\nwant the text\n%s", err, text, data)
+	}
 }

@@ -104,16 +104,26 @@ var storyKeys = []key[Story]{
 // a copy of the stories too, which a command that reads the file once
 // never wins back: it calls ReadOnce.
 func Parse(data []byte, name string) (*File, error) {
-	f, _, err := parseText(data, name, false)
+	f, _, err := parseText(data, name, false, nil)
+	return f, err
+}
+
+// ParseReusing is Parse for a caller that parses the file again and
+// again, as the loop does: old, the File it parsed last time, which it
+// has not changed and is done with, gives its stories to the File
+// returned where they are still as data has them, rather than have them
+// copied anew. old may be nil.
+func ParseReusing(data []byte, name string, old *File) (*File, error) {
+	f, _, err := parseText(data, name, false, old)
 	return f, err
 }
 
 // parseText is Parse; owned says that the caller hands data over, and will
 // not change it, so that the File may keep it without a copy. kept says
-// whether it did.
-func parseText(data []byte, name string, owned bool) (f *File, kept bool, err error) {
+// whether it did. old is ParseReusing's.
+func parseText(data []byte, name string, owned bool, old *File) (f *File, kept bool, err error) {
 	if m := last.Load(); m != nil && isText(data, m.text) {
-		if f := m.file(); f != nil {
+		if f := m.file(old); f != nil {
 			return f, false, nil
 		}
 	}
@@ -280,26 +290,37 @@ func (m *memo) validAfter(f *File) *idIndex {
 
 // file returns a File for m's text that shares nothing a caller can change
 // with m, or nil when the text does not validate and must be parsed to say
-// why.
-func (m *memo) file() *File {
+// why. Its stories are copies of the ones as parsed, but for those of old
+// (see ParseReusing) that are copies of the same at the same place: a
+// story is only ever copied from its orig, and the caller did not change
+// the copy, so it is taken over as it is.
+func (m *memo) file(old *File) *File {
 	m.Lock()
 	defer m.Unlock()
 	if m.header == nil && !m.complete() {
 		return nil
 	}
 	f := *m.header
-	// The stories as parsed, then their copies.
-	stories := make([]*Story, len(m.stories))
+	f.Stories = make([]*Story, len(m.stories))
+	// The stories as parsed that no story of old is a copy of, then
+	// their copies.
+	var origs []*Story
 	for i, ms := range m.stories {
-		stories[i] = ms.orig
+		if old != nil && i < len(old.Stories) && old.Stories[i].orig == ms.orig {
+			f.Stories[i] = old.Stories[i]
+		} else {
+			origs = append(origs, ms.orig)
+		}
 	}
-	live := copies(stories)
+	live := copies(origs)
 	for i, ms := range m.stories {
-		s := &live[i]
+		s := f.Stories[i]
+		if s == nil {
+			s, live = &live[0], live[1:]
+			f.Stories[i] = s
+		}
 		s.orig, s.raw, s.sum, s.canonical = ms.orig, ms.raw, ms.sum, f.canonical
-		stories[i] = s
 	}
-	f.Stories = stories
 	return &f
 }
 

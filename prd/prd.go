@@ -209,7 +209,7 @@ func parseRead(data []byte, name string) (*File, error) {
 	// The text is read here and nothing else has it: the File may keep it
 	// as it is, without the copy Parse makes. When Parse knew the text
 	// already, the buffer serves the next read.
-	f, kept, err := parseText(data, name, true)
+	f, kept, err := parseText(data, name, true, nil)
 	if !kept {
 		putSpare(data)
 	}

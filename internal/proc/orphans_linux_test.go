@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -88,4 +89,29 @@ func TestReapGroup(t *testing.T) {
 		t.Error("the group still exists after reapGroup")
 	}
 	takeStarted() // nothing is left for KillOrphans to wait for
+}
+
+// TestEscapedHolderDoesNotBlock: a child's child that left its group
+// (setsid) and holds its output pipe open outlives the kill of the group;
+// the child is done with once the grace period after its exit is over,
+// with what it printed, rather than when the stray closes the pipe.
+func TestEscapedHolderDoesNotBlock(t *testing.T) {
+	dir := t.TempDir()
+	var out syncBuffer
+	script := `setsid sh -c 'echo $$ >stray; exec sleep 100' </dev/null &
+while ! test -s stray; do sleep 0.01; done
+echo done`
+	p := start(t, Config{Argv: []string{"sh", "-c", script}, Dir: dir, Stdout: &out, Grace: 100 * time.Millisecond})
+	if code := wait(t, p); code != 0 {
+		t.Errorf("exit code = %d, want 0", code)
+	}
+	if got := out.String(); got != "done\n" {
+		t.Errorf("stdout = %q, want %q", got, "done\n")
+	}
+	pid := readPid(t, filepath.Join(dir, "stray"))
+	if !alive(pid) {
+		t.Fatalf("the stray %d is gone: nothing held the pipe", pid)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitGone(t, pid)
 }

@@ -203,32 +203,47 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	noteStarted(p.Pid())
 	closeAll(childEnds)
 
-	// The last reader to reach the end of its pipe says so.
-	readersDone := make(chan struct{})
-	var reading atomic.Int32
-	reading.Store(int32(len(readers)))
+	// The child is done with once its leader has been reaped, each reader
+	// is at the end of its pipe and the copy of its input has ended:
+	// whichever of them ends last says so, without waiting for the others.
+	var (
+		pending atomic.Int32
+		drained *time.Timer // the readers' grace, once the leader is gone
+	)
+	pending.Store(int32(len(readers)) + 1)
+	if stdinW != nil {
+		pending.Add(1)
+	}
+	end := func() {
+		if pending.Add(-1) > 0 {
+			return
+		}
+		if drained != nil {
+			drained.Stop()
+		}
+		close(p.done)
+		// The caller has what it waited for: with ralph's one processor
+		// (see waiter.go) it runs first, and the pipes are closed after.
+		runtime.Gosched()
+		for _, r := range readers {
+			r.Close()
+		}
+		stop()
+	}
 	for i, r := range readers {
 		go func() {
 			drain(r, writers[i])
-			if reading.Add(-1) == 0 {
-				close(readersDone)
-			}
+			end()
 		}()
 	}
-	if len(readers) == 0 {
-		close(readersDone)
-	}
-	stdinDone := make(chan struct{})
 	if stdinW != nil {
 		go func() {
-			defer close(stdinDone)
 			// A child that exits without reading gets EPIPE here, or the
 			// deadline below; neither is the caller's concern.
 			io.Copy(stdinW, c.Stdin)
 			stdinW.Close()
+			end()
 		}()
-	} else {
-		close(stdinDone)
 	}
 	go func() {
 		awaitExit(cmd.Process.Pid)
@@ -247,30 +262,18 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if stdinW != nil {
 			stdinW.SetWriteDeadline(time.Now())
 		}
-		select {
-		case <-readersDone:
-			// Usually so: the pipes closed as the leader exited.
-		default:
-			drained := time.NewTimer(grace)
-			select {
-			case <-readersDone:
-			case <-drained.C:
-				// Someone outside the group (a child that called setsid)
-				// still holds a pipe open: stop reading rather than wait
-				// for it.
+		if pending.Load() > 1 {
+			// Usually the pipes closed as the leader exited, and their
+			// readers are about to see it. Someone outside the group (a
+			// child that called setsid) may still hold one open: after
+			// the grace period, reading stops rather than wait for it.
+			drained = time.AfterFunc(grace, func() {
 				for _, r := range readers {
 					r.SetReadDeadline(time.Now())
 				}
-				<-readersDone
-			}
-			drained.Stop()
+			})
 		}
-		<-stdinDone
-		for _, r := range readers {
-			r.Close()
-		}
-		stop()
-		close(p.done)
+		end()
 	}()
 	return p, nil
 }

@@ -18,26 +18,9 @@ const pipeSize = 1 << 20
 func GrowPipe(r *os.File) {
 	if c, err := r.SyscallConn(); err == nil {
 		c.Control(func(fd uintptr) {
-			size, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETPIPE_SZ, 0)
-			if errno == 0 && size < pipeSize {
-				syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
+			if size, err := fcntl(int(fd), syscall.F_GETPIPE_SZ, 0); err == nil && size < pipeSize {
+				fcntl(int(fd), syscall.F_SETPIPE_SZ, pipeSize)
 			}
 		})
 	}
-}
-
-// fitPipe reports whether n bytes fit in the empty pipe that w is the write
-// end of, growing it up to pipeSize when they would not.
-func fitPipe(w *os.File, n int) bool {
-	fits := false
-	if c, err := w.SyscallConn(); err == nil {
-		c.Control(func(fd uintptr) {
-			size, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETPIPE_SZ, 0)
-			if errno == 0 && int(size) < n && n <= pipeSize {
-				size, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, uintptr(n))
-			}
-			fits = errno == 0 && n <= int(size)
-		})
-	}
-	return fits
 }

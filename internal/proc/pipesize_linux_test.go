@@ -1,7 +1,10 @@
 package proc
 
 import (
+	"io"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -37,26 +40,62 @@ func TestGrowPipe(t *testing.T) {
 	}
 }
 
-// TestFitPipe: what fits in a pipe fits, grown as far as pipeSize when it
-// must be; more does not.
-func TestFitPipe(t *testing.T) {
-	r, w, err := os.Pipe()
+// TestPrefill: input that fits in a pipe, grown as far as pipeSize when it
+// must be, is written into it whole and the pipe's end closed, so that the
+// child's end reads it, then the end of its input; more, or input whose
+// length is not known, is not.
+func TestPrefill(t *testing.T) {
+	const large = 300 << 10 // more than Linux's default of 64 KiB
+	for _, n := range []int{0, 100, large} {
+		in := strings.Repeat("x", n)
+		r, ok, err := prefill(strings.NewReader(in))
+		if err != nil || !ok {
+			if n == large && err == nil {
+				t.Skipf("the pipe cannot grow to %d bytes here", large)
+			}
+			t.Fatalf("%d bytes: prefill = %v, %v", n, ok, err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(got) != in {
+			t.Errorf("%d bytes in, %d read back (%v)", n, len(got), err)
+		}
+	}
+	for _, in := range []io.Reader{strings.NewReader(strings.Repeat("x", pipeSize+1)), io.LimitReader(strings.NewReader("x"), 1)} {
+		if r, ok, err := prefill(in); ok || err != nil || r != nil {
+			t.Errorf("prefill of %T = %v, %v, %v; want nothing made", in, r, ok, err)
+		}
+	}
+}
+
+// TestOutputPipe: the pipe ralph reads a child's output from is grown to
+// pipeSize, and only ralph's end is non-blocking.
+func TestOutputPipe(t *testing.T) {
+	ours, theirs, err := pipe(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
-	if !fitPipe(w, 100) {
-		t.Errorf("100 bytes do not fit in a new pipe of %d", pipeSizeOf(t, r))
+	defer ours.Close()
+	defer theirs.Close()
+	max, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if fitPipe(w, pipeSize+1) {
-		t.Errorf("%d bytes fit in a pipe: more than pipeSize", pipeSize+1)
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(max))); n >= pipeSize {
+		if got := pipeSizeOf(t, theirs); got != pipeSize {
+			t.Errorf("the output pipe is %d bytes, want %d", got, pipeSize)
+		}
 	}
-	const large = 300 << 10 // more than Linux's default of 64 KiB
-	if !fitPipe(w, large) {
-		t.Skipf("the pipe cannot grow to %d bytes here (it is %d)", large, pipeSizeOf(t, r))
-	}
-	if got := pipeSizeOf(t, r); got < large {
-		t.Errorf("%d bytes fit in a pipe of %d", large, got)
+	for _, c := range []struct {
+		f    *os.File
+		want bool
+	}{{ours, true}, {theirs, false}} {
+		flags, err := fcntl(int(c.f.Fd()), syscall.F_GETFL, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nb := flags&syscall.O_NONBLOCK != 0; nb != c.want {
+			t.Errorf("%s: non-blocking %v, want %v", c.f.Name(), nb, c.want)
+		}
 	}
 }

@@ -2,11 +2,14 @@
 
 package proc
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // GrowPipe leaves the pipe as it is: only Linux can grow one.
 func GrowPipe(*os.File) {}
 
-// fitPipe reports that nothing is known to fit in the pipe w is the write
-// end of: its size cannot be asked.
-func fitPipe(*os.File, int) bool { return false }
+// prefill makes nothing: the size of a pipe cannot be asked, so the
+// input is copied as the child reads it.
+func prefill(io.Reader) (child *os.File, ok bool, err error) { return nil, false, nil }

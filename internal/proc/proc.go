@@ -141,7 +141,6 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		GrowPipe(r)
 		parentEnds = append(parentEnds, r)
 		childEnds = append(childEnds, cw)
 		readers = append(readers, r)
@@ -172,25 +171,24 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	case *os.File:
 		cmd.Stdin = in
 	default:
+		// Input that fits in the pipe is all there before the child
+		// starts, and the pipe closed behind it: no goroutine to copy
+		// it, nor to wake up for it.
+		r, ok, err := prefill(in)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
+			childEnds = append(childEnds, r)
+			cmd.Stdin = r
+			break
+		}
 		w, r, err := pipe(false)
 		if err != nil {
 			return fail(err)
 		}
 		childEnds = append(childEnds, r)
 		cmd.Stdin = r
-		// Input that fits in the pipe is all there before the child
-		// starts, and the pipe closed behind it: no goroutine to copy
-		// it, nor to wake up for it.
-		if in, ok := in.(interface{ Len() int }); ok && fitPipe(w, in.Len()) {
-			_, err := io.Copy(w, c.Stdin)
-			if cerr := w.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fail(err)
-			}
-			break
-		}
 		parentEnds = append(parentEnds, w)
 		stdinW = w
 	}

@@ -205,10 +205,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	argv := o.Argv
 	var stdin io.Reader
 	if o.PromptArg {
-		if err := CheckPromptArg(o.PromptFlag, o.Prompt); err != nil {
+		args, err := promptArgs(o.PromptFlag, o.Prompt)
+		if err != nil {
 			return res, fmt.Errorf("run agent %s: %w", prog, err)
 		}
-		argv = append(argv[:len(argv):len(argv)], PromptArgs(o.PromptFlag, o.Prompt)...)
+		argv = append(argv[:len(argv):len(argv)], args...)
 	} else {
 		stdin = strings.NewReader(o.Prompt)
 	}
@@ -357,11 +358,17 @@ const MaxArg = 128<<10 - 1
 // CheckPromptArg returns an error, saying what to do, when the prompt, with
 // the flag before it (see PromptArgs), is too long to be one argument.
 func CheckPromptArg(flag, prompt string) error {
+	_, err := promptArgs(flag, prompt)
+	return err
+}
+
+// promptArgs returns PromptArgs, or CheckPromptArg's error.
+func promptArgs(flag, prompt string) ([]string, error) {
 	args := PromptArgs(flag, prompt)
 	if n := len(args[len(args)-1]); n > MaxArg {
-		return fmt.Errorf("the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", n, MaxArg)
+		return nil, fmt.Errorf("the prompt is %d bytes, and one argument holds at most %d: shorten the story (its description, criteria, answers), or give the agent its prompt on stdin (agent.prompt = \"stdin\") if it reads it there", n, MaxArg)
 	}
-	return nil
+	return args, nil
 }
 
 // Find checks that prog can be executed the way Run will run it: by

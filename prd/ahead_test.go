@@ -236,7 +236,7 @@ func TestParseReusing(t *testing.T) {
 }
 
 // sameFile fails t unless f holds what data parses to afresh.
-func sameFile(t *testing.T, f *File, data []byte) {
+func sameFile(t testing.TB, f *File, data []byte) {
 	t.Helper()
 	want, err := parse(data, "prd.json", false)
 	if err != nil {

@@ -215,6 +215,12 @@ func FuzzSaveRemembers(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// What the loop reads back the saved file with: the stories of
+		// its last read, unchanged, taken over (see ParseReusing).
+		base, err := Parse(data, "prd.json")
+		if err != nil {
+			t.Fatalf("Parse of the same text again: %v", err)
+		}
 		change(file, changes)
 		path := filepath.Join(t.TempDir(), "prd.json")
 		if err := file.Save(path); err != nil {
@@ -245,10 +251,27 @@ func FuzzSaveRemembers(f *testing.F) {
 			}
 			sameStory(t, got, want, w.ID)
 		}
+		reused, err := ParseReusing(saved, "prd.json", base)
+		if err != nil {
+			t.Fatalf("ParseReusing of the saved file: %v", err)
+		}
+		if len(reused.Stories) != len(want.Stories) || reused.Project != want.Project {
+			t.Fatalf("ParseReusing: %d stories, project %q; want %d, %q", len(reused.Stories), reused.Project, len(want.Stories), want.Project)
+		}
+		for i := range want.Stories {
+			g, w := reused.Stories[i], want.Stories[i]
+			if !reflect.DeepEqual(exported(g), exported(w)) || !bytes.Equal(g.raw, w.raw) || g.canonical != w.canonical {
+				t.Fatalf("ParseReusing, story %d:\ngot  %+v (%q, %v)\nwant %+v (%q, %v)", i, exported(g), g.raw, g.canonical, exported(w), w.raw, w.canonical)
+			}
+		}
 		change(got, more)
+		change(reused, more)
 		change(want, more)
 		if g, w := mustMarshal(t, got), mustMarshal(t, want); g != w {
 			t.Fatalf("after more changes, Marshal gives:\n%s\nwant:\n%s", g, w)
+		}
+		if g, w := mustMarshal(t, reused), mustMarshal(t, want); g != w {
+			t.Fatalf("after more changes, Marshal of what ParseReusing gave:\n%s\nwant:\n%s", g, w)
 		}
 	})
 }

@@ -229,16 +229,22 @@ func (o *Options) guardGlobs() *guardGlobs {
 
 // takeFiles lists the guarded files, keeping the protected ones' contents,
 // and the test files' when tests is set: only the agent's guard puts back
-// a deleted test file.
-func takeFiles(ctx context.Context, o *Options, tests bool) (fileSnapshot, error) {
+// a deleted test file. listed, when not nil, is the project as the last
+// agent's guard listed it, which nothing but ralph's own records changed
+// since (see iteration.listing): it is taken rather than listed again.
+func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (fileSnapshot, error) {
 	g := o.Config.Guard
 	s := fileSnapshot{protected: map[string]fileState{}, tests: map[string]fileState{}, repos: map[string]bool{},
 		special: map[string]bool{}, dirs: map[string]bool{}}
 	// The files are listed once before the agent and once after it: the
-	// guard and the stall breaker share the listings.
-	files, err := o.projectFiles(ctx)
-	if err != nil {
-		return s, err
+	// guard and the stall breaker share the listings, and the listing
+	// after one agent serves before the next when nothing ran between.
+	files, ok := o.relisted(listed)
+	if !ok {
+		var err error
+		if files, err = o.projectFiles(ctx); err != nil {
+			return s, err
+		}
 	}
 	s.work = workFiles(files)
 	globs := o.guardGlobs()
@@ -391,16 +397,17 @@ func gitBlobs(ctx context.Context, dir string, want map[string]bool) map[string]
 
 // guard undoes the agent's changes to protected files and puts back the
 // test files it deleted, each finding a line for the ledger, and says
-// which of the project's files changed (for the stall breaker).
-func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []string, err error) {
+// which of the project's files changed (for the stall breaker). files is
+// its listing of the project after the agent.
+func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []string, files []fileInfo, err error) {
 	g := o.Config.Guard
-	files, err := o.projectFiles(ctx)
+	files, err = o.projectFiles(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	changed = changes(s.work, workFiles(files))
 	if o.guardGlobs().none(g) {
-		return nil, changed, nil
+		return nil, changed, files, nil
 	}
 	now := map[string]bool{}
 	repos := map[string]bool{}
@@ -440,12 +447,12 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 	}
 	for _, f := range files {
 		if err := created(f); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	for _, f := range o.specialFiles(ctx, dirs) {
 		if err := created(f); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	// A repository gone: its directory is made again, empty, so that
@@ -456,25 +463,25 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 			continue
 		}
 		if err := clearDirs(o.Dir, name); err != nil {
-			return nil, nil, fmt.Errorf("restore %s: %w", name, err)
+			return nil, nil, nil, fmt.Errorf("restore %s: %w", name, err)
 		}
 		if err := os.MkdirAll(filepath.Join(o.Dir, name), 0o755); err != nil {
-			return nil, nil, fmt.Errorf("restore %s: %w", name, err)
+			return nil, nil, nil, fmt.Errorf("restore %s: %w", name, err)
 		}
 		found = append(found, fmt.Sprintf("%s: the agent deleted this git repository in a protected directory, of which ralph keeps no copy: %s", name, lostEnd))
 	}
 	more, err := s.guardProtected(ctx, o, byAgent)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	found = append(found, more...)
 	more, err = s.guardTests(ctx, o, byAgent, func(name string) bool { return !now[name] })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	found = append(found, more...)
 	slices.Sort(found)
-	return found, changed, nil
+	return found, changed, files, nil
 }
 
 // guardTests puts back the test files that who deleted since the snapshot
@@ -787,6 +794,29 @@ func dirsOf(root, name string) iter.Seq[string] {
 type fileInfo struct {
 	name string
 	info fs.FileInfo
+}
+
+// relisted returns listed, the project's files as a listing found them
+// (see takeFiles), with ralph's own three files among them looked at again:
+// ralph has written them since. ok is false when there is no listing, or
+// one of the three is no longer as it was, and the project is to be
+// listed again.
+func (o *Options) relisted(listed []fileInfo) (files []fileInfo, ok bool) {
+	if listed == nil {
+		return nil, false
+	}
+	files = slices.Clone(listed)
+	for i, f := range files {
+		if !slices.Contains(ownFiles[:], f.name) {
+			continue
+		}
+		info, err := os.Lstat(o.path(f.name))
+		if err != nil || info.Mode().Type() != f.info.Mode().Type() {
+			return nil, false
+		}
+		files[i].info = info
+	}
+	return files, true
 }
 
 // projectFiles lists the work directory's files, relative and slash-

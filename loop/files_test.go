@@ -56,7 +56,7 @@ func TestProjectFilesRepos(t *testing.T) {
 	if want := []string{"vendor/clone", "vendor/sub"}; !slices.Equal(dirs, want) {
 		t.Errorf("directories listed: %q, want %q", dirs, want)
 	}
-	s, err := takeFiles(ctx, o, true)
+	s, err := takeFiles(ctx, o, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestProjectFilesRepos(t *testing.T) {
 	if _, ok := s.protected["vendor/v.txt"]; !ok || len(s.protected) != 2 {
 		t.Errorf("protected: %d files, want vendor/v.txt and t.txt/x.txt", len(s.protected))
 	}
-	found, _, err := s.guard(ctx, o)
+	found, _, _, err := s.guard(ctx, o)
 	if err != nil || len(found) != 0 {
 		t.Errorf("guard: %q, %v; want nothing", found, err)
 	}
@@ -163,5 +163,58 @@ func TestProjectFilesRootNamedNodeModules(t *testing.T) {
 	}
 	if want := []string{"a.txt"}; !slices.Equal(got, want) {
 		t.Errorf("listed %q, want %q", got, want)
+	}
+}
+
+// TestRelisted: a listing taken after the agent serves the next snapshot
+// with ralph's own three files looked at again (it wrote them since), and
+// the other files as listed; it does not when one of the three is gone,
+// or when there is none.
+func TestRelisted(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{PRDFile, ProgressFile, "a.go"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &Options{Dir: dir}
+	listed, err := o.projectFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ralph's records, and a change it does not know of.
+	for name, data := range map[string]string{PRDFile: "a longer prd.json", ProgressFile: "a longer ledger", "a.go": "a longer a.go"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, ok := o.relisted(listed)
+	if !ok || len(files) != len(listed) {
+		t.Fatalf("relisted: %d files, %v; want the %d listed", len(files), ok, len(listed))
+	}
+	for _, f := range files {
+		was := slices.IndexFunc(listed, func(l fileInfo) bool { return l.name == f.name })
+		now, err := os.Lstat(filepath.Join(dir, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch own := slices.Contains(ownFiles[:], f.name); {
+		case own && f.info.Size() != now.Size():
+			t.Errorf("%s: %d bytes, want %d as it is now", f.name, f.info.Size(), now.Size())
+		case !own && f.info.Size() != listed[was].info.Size():
+			t.Errorf("%s: %d bytes, want %d as listed", f.name, f.info.Size(), listed[was].info.Size())
+		}
+	}
+	if listed[slices.IndexFunc(listed, func(l fileInfo) bool { return l.name == PRDFile })].info.Size() != int64(len(PRDFile)) {
+		t.Errorf("relisted changed the listing it was given")
+	}
+	if _, ok := o.relisted(nil); ok {
+		t.Errorf("relisted without a listing: ok")
+	}
+	if err := os.Remove(filepath.Join(dir, ProgressFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.relisted(listed); ok {
+		t.Errorf("relisted with %s gone: ok", ProgressFile)
 	}
 }

@@ -141,7 +141,7 @@ var ownFiles = [...]string{PRDFile, HarnessFile, ProgressFile}
 // takeSnapshot is what the guard compares with afterwards: the three files
 // and the project's guarded files (see takeFiles for tests).
 func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error) {
-	s, err := takeWatched(ctx, o, nil, tests)
+	s, err := takeWatched(ctx, o, nil, tests, nil)
 	if err != nil {
 		return s, err
 	}
@@ -151,8 +151,8 @@ func takeSnapshot(ctx context.Context, o *Options, tests bool) (snapshot, error)
 // takeWatched is takeSnapshot but for progress.txt's copy (see
 // takeProgress): an iteration takes that after its marker, which keeps
 // digests of the rest (see guardedSums). text is takeOwn's.
-func takeWatched(ctx context.Context, o *Options, text []byte, tests bool) (snapshot, error) {
-	files, err := takeFiles(ctx, o, tests)
+func takeWatched(ctx context.Context, o *Options, text []byte, tests bool, listed []fileInfo) (snapshot, error) {
+	files, err := takeFiles(ctx, o, tests, listed)
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -340,6 +340,10 @@ type guarded struct {
 	// changed are the project's files the agent added, changed or
 	// removed, by name.
 	changed []string
+	// files is the project as the guard listed it after the agent, when
+	// it put nothing back: the next snapshot may take it (see
+	// iteration.listing).
+	files []fileInfo
 }
 
 // guard undoes what the agent changed that it may not. Changes a person may
@@ -348,12 +352,18 @@ type guarded struct {
 // agent ran: the judge's copy when the snapshot found the text read was
 // parsed from, and the agent left it so.
 func (s snapshot) guard(ctx context.Context, o *Options, ledger *progress.Ledger, read *prd.File, storyID string) (guarded, error) {
-	var changed []string
+	var (
+		changed []string
+		files   []fileInfo
+	)
 	f, tampered, err := s.guardWith(o, ledger, read, storyID, byAgent, func() (found []string, err error) {
-		found, changed, err = s.files.guard(ctx, o)
+		found, changed, files, err = s.files.guard(ctx, o)
+		if len(found) > 0 {
+			files = nil // what the guard put back or removed is not in it
+		}
 		return found, err
 	})
-	return guarded{prd: f, tampered: tampered, changed: changed}, err
+	return guarded{prd: f, tampered: tampered, changed: changed, files: files}, err
 }
 
 // guardHarness puts harness.toml back as it was when who began, if who

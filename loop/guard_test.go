@@ -182,7 +182,7 @@ func TestTakeFilesTests(t *testing.T) {
 	}
 	o := &Options{Dir: dir, Config: Config{Guard: Guard{Tests: []string{"*_test.go"}, Protect: []string{"p.txt"}}}}
 	for _, tests := range []bool{false, true} {
-		s, err := takeFiles(context.Background(), o, tests)
+		s, err := takeFiles(context.Background(), o, tests, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

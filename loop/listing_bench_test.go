@@ -22,11 +22,11 @@ func BenchmarkGuardFiles(b *testing.B) {
 	o := &Options{Dir: dir, Config: Config{Guard: Guard{Tests: DefaultTests}}}
 	ctx := context.Background()
 	for b.Loop() {
-		s, err := takeFiles(ctx, o, true)
+		s, err := takeFiles(ctx, o, true, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := s.guard(ctx, o); err != nil {
+		if _, _, _, err := s.guard(ctx, o); err != nil {
 			b.Fatal(err)
 		}
 	}

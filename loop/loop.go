@@ -269,10 +269,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	// The stories as last read, which the next read takes over where
 	// they did not change (see prd.ParseReusing).
 	var last *prd.File
+	// The project as the last iteration left it (see iteration.listing),
+	// for the next, which begins at once; any other way round drops it.
+	var carried []fileInfo
 	for n := 0; ; {
 		if ctx.Err() != nil {
 			return stopf(InterruptedStop, "interrupted between iterations; run `ralph loop` again to resume")
 		}
+		listed := carried
+		carried = nil
 		switch sum := o.harnessSum(); {
 		case o.Reload == nil || bytes.Equal(sum, loaded) && (refused == "" || sum == nil):
 		case sum == nil:
@@ -285,6 +290,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			loaded, refused = nil, ""
 			o.warn("%s cannot be read any more, so the previous settings stay", HarnessFile)
 		default:
+			listed = nil // the settings may list the project otherwise
 			changed := !bytes.Equal(sum, loaded)
 			t, err := o.reload()
 			if err != nil && changed {
@@ -373,8 +379,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		n++
 		it := &iteration{o: &o, tmpl: tmpl, ledger: ledger, syncs: syncs, commit: committing(), totals: totals,
-			retries: retries, transients: transients}
+			retries: retries, transients: transients, listed: listed}
 		err = it.run(ctx, f, story, text, unlock)
+		if err == nil {
+			carried = it.listing
+		}
 		totals = it.entry.Totals
 		var wait *waitError
 		switch {
@@ -768,6 +777,14 @@ type iteration struct {
 	// files are the protected files as they must stay, from the snapshot
 	// before the agent ran: the guard of ralph's commit compares with them.
 	files fileSnapshot
+	// listed is the project as the last iteration's guard listed it after
+	// its agent (its listing), when nothing ran there since: the snapshot
+	// takes it rather than list the project again. nil: it lists.
+	listed []fileInfo
+	// listing is the project as this iteration's guard listed it after
+	// the agent, when nothing ran there afterwards that may have changed
+	// it (checks, a commit) and the guard put nothing back; nil otherwise.
+	listing []fileInfo
 }
 
 // run runs an iteration of story, picked from f, which was parsed from
@@ -819,7 +836,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		before, err, berr := it.begin(ctx, taking, f, text, false) // guardAfter puts back no test file
+		before, err, berr := it.begin(ctx, taking, f, text, false, nil) // guardAfter puts back no test file
 		unlock()
 		text = nil // the checks will have run: the file is read again
 		if berr != nil {
@@ -846,7 +863,12 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
-	snap, err, berr := it.begin(ctx, mark, f, text, true)
+	// After baseline checks, the project is listed again: they ran in it.
+	listed := it.listed
+	if take {
+		listed = nil
+	}
+	snap, err, berr := it.begin(ctx, mark, f, text, true, listed)
 	if berr != nil {
 		unlock()
 		return berr
@@ -929,11 +951,19 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		return it.problem(ctx, *res.Problem)
 	}
 
-	var failed []string
-	g.prd, err = it.guardChecks(ctx, snap, g.prd, func() (ran bool) {
+	var (
+		failed []string
+		ran    bool
+	)
+	g.prd, err = it.guardChecks(ctx, snap, g.prd, func() bool {
 		failed, ran = it.runChecks(ctx, g.prd.Story(story.ID), baseline)
 		return ran
 	})
+	if !ran && !it.commit {
+		// Nothing runs in the project from here to the next snapshot but
+		// ralph's records: that snapshot may take the guard's listing.
+		it.listing = g.files
+	}
 	if err != nil {
 		return it.unguarded(err)
 	}
@@ -1501,11 +1531,11 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // the marker but for progress.txt's copy, taken after it, so that the
 // marker is no change. text is prd.json as readStories read it under the
 // lock the caller holds, the text f was parsed from, which the snapshot
-// keeps (nil: it reads the file, and compares f with it); tests is
-// takeSnapshot's. When the snapshot fails (snapErr), the marker is
+// keeps (nil: it reads the file, and compares f with it); tests and
+// listed are takeFiles'. When the snapshot fails (snapErr), the marker is
 // appended all the same, without digests; err is the append's failure.
-func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool) (s snapshot, snapErr, err error) {
-	s, snapErr = takeWatched(ctx, it.o, text, tests)
+func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool, listed []fileInfo) (s snapshot, snapErr, err error) {
+	s, snapErr = takeWatched(ctx, it.o, text, tests, listed)
 	// The marker of baseline checks keeps none: a ralph interrupted
 	// during them leaves it in flight after its guard ran, and a person
 	// may well edit harness.toml before the next `ralph loop`.

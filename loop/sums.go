@@ -115,7 +115,7 @@ func sumName(name string) string {
 // guardedNow are the digests of guardedSums, taken of the files as they are
 // now. A file that cannot be read (or prd.json parsed) has none.
 func (o *Options) guardedNow(ctx context.Context, running string) ([]progress.Sum, error) {
-	files, err := takeFiles(ctx, o, false)
+	files, err := takeFiles(ctx, o, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -52,11 +52,7 @@ func prefill(in io.Reader) (child *os.File, ok bool, err error) {
 		return nil, false, os.NewSyscallError("pipe2", err)
 	}
 	r, w := p[0], p[1]
-	size, err := fcntl(w, syscall.F_GETPIPE_SZ, 0)
-	if err == nil && size < n {
-		size, err = fcntl(w, syscall.F_SETPIPE_SZ, n)
-	}
-	if err != nil || size < n {
+	if size, err := growPipe(w, n); err != nil || size < n {
 		// Smaller than asked (a lower /proc/sys/fs/pipe-max-size, or a
 		// user past pipe-user-pages-soft): copied as the child reads.
 		syscall.Close(r)

@@ -17,10 +17,16 @@ const pipeSize = 1 << 20
 // rather than Fd, which would make r blocking and its deadlines void.
 func GrowPipe(r *os.File) {
 	if c, err := r.SyscallConn(); err == nil {
-		c.Control(func(fd uintptr) {
-			if size, err := fcntl(int(fd), syscall.F_GETPIPE_SZ, 0); err == nil && size < pipeSize {
-				fcntl(int(fd), syscall.F_SETPIPE_SZ, pipeSize)
-			}
-		})
+		c.Control(func(fd uintptr) { growPipe(int(fd), pipeSize) })
 	}
+}
+
+// growPipe makes the pipe that fd is an end of at least n bytes large,
+// unless it is already, and returns its size.
+func growPipe(fd, n int) (int, error) {
+	size, err := fcntl(fd, syscall.F_GETPIPE_SZ, 0)
+	if err == nil && size < n {
+		size, err = fcntl(fd, syscall.F_SETPIPE_SZ, n)
+	}
+	return size, err
 }

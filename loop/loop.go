@@ -836,9 +836,11 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		before, err, berr := it.begin(ctx, taking, f, text, false, nil) // guardAfter puts back no test file
+		before, err, berr := it.begin(ctx, taking, f, text, false, it.listed) // guardAfter puts back no test file
 		unlock()
-		text = nil // the checks will have run: the file is read again
+		// The checks will have run: the file is read, and the project
+		// listed, again.
+		text, it.listed = nil, nil
 		if berr != nil {
 			return berr
 		}
@@ -863,12 +865,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
-	// After baseline checks, the project is listed again: they ran in it.
-	listed := it.listed
-	if take {
-		listed = nil
-	}
-	snap, err, berr := it.begin(ctx, mark, f, text, true, listed)
+	snap, err, berr := it.begin(ctx, mark, f, text, true, it.listed)
 	if berr != nil {
 		unlock()
 		return berr

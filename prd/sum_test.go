@@ -1,11 +1,16 @@
 package prd
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/ralph-harness/ralph/bench/fixture"
+	"github.com/ralph-harness/ralph/internal/huge"
 )
 
 // everyField is a file whose only story has every field, one with escapes.
@@ -172,5 +177,58 @@ func TestReadOnce(t *testing.T) {
 	f := mustParse(t, everyField)
 	if f.Stories[0].orig != nil {
 		t.Error("a story parsed after ReadOnce has a copy as parsed")
+	}
+}
+
+// TestReadOnceLong: after ReadOnce, a long list of stories, cut from huge
+// pages (see storyBlock), decodes as it does without.
+func TestReadOnceLong(t *testing.T) {
+	data := fixture.PRD(10_000, 5_000)
+	want, err := parse(data, "prd.json", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ReadOnce()
+	t.Cleanup(func() { readOnce.Store(false) })
+	f, err := Parse(data, "prd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Stories) != len(want.Stories) {
+		t.Fatalf("%d stories, want %d", len(f.Stories), len(want.Stories))
+	}
+	for i, s := range f.Stories {
+		if got, w := exported(s), exported(want.Stories[i]); !reflect.DeepEqual(got, w) {
+			t.Fatalf("story %d: %+v, want %+v", i, got, w)
+		}
+	}
+	if text, err := f.Marshal(); err != nil || !bytes.Equal(text, data) {
+		t.Errorf("Marshal: %v, and the text differs from the file's", err)
+	}
+}
+
+// TestStoryBlock: stories are cut from blocks that grow with the list;
+// after ReadOnce, the rest of a long list comes from huge pages, as many
+// stories as it should need.
+func TestStoryBlock(t *testing.T) {
+	const each = 500 // bytes of text a story
+	for _, c := range []struct{ n, want int }{{0, 16}, {16, 16}, {100, 100}, {5000, 1024}} {
+		if got := len(storyBlock(c.n, c.n*each, 100_000*each)); got != c.want {
+			t.Errorf("a block after %d stories: %d stories, want %d", c.n, got, c.want)
+		}
+	}
+	ReadOnce()
+	t.Cleanup(func() { readOnce.Store(false) })
+	for _, rest := range []int{pageOfStories / 2, 3 * pageOfStories} {
+		b := storyBlock(16, 16*each, rest*each)
+		if len(b) != cap(b) || len(b) < max(rest, pageOfStories) {
+			t.Errorf("after ReadOnce, a block for %d more stories: len %d, cap %d", rest, len(b), cap(b))
+		}
+		if off := uintptr(unsafe.Pointer(&b[0])) % huge.Page; off >= uintptr(storySize) {
+			t.Errorf("after ReadOnce, a block for %d more stories starts %d bytes past a huge page", rest, off)
+		}
+	}
+	if got := len(storyBlock(16, 16*each, (pageOfStories/2-1)*each)); got != 16 {
+		t.Errorf("after ReadOnce, a block for fewer than half a huge page of stories: %d stories, want 16", got)
 	}
 }

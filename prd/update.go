@@ -3,7 +3,7 @@ package prd
 import (
 	"errors"
 	"io/fs"
-	"os"
+	"syscall"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
@@ -63,24 +63,25 @@ func update(path, name string, q *durable.Queue, ahead *Ahead, fn func(*File) er
 // lock may be won on a file that a save holding it has just replaced:
 // Lock then locks the new one. (The directory is not locked: the loop
 // holds that lock for its whole run, see progress.Open.)
+//
+// The lock is held on a bare descriptor: the loop takes it twice an
+// iteration, and an *os.File would cost system calls for nothing (see
+// readbuf.Descriptor).
 func Lock(path string) (func(), error) {
 	for {
-		f, err := readbuf.Open(path)
+		fd, err := readbuf.Descriptor(path)
 		if err != nil {
 			return nil, err
 		}
-		if err := flock.Lock(f, true); err != nil {
-			f.Close()
+		if err := flock.LockDescriptor(fd, true); err != nil {
+			syscall.Close(fd)
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 		}
-		held, err := f.Stat()
-		if err == nil {
-			var now fs.FileInfo
-			if now, err = os.Stat(path); err == nil && os.SameFile(held, now) {
-				return func() { f.Close() }, nil
-			}
+		same, err := readbuf.IsFile(fd, path)
+		if same {
+			return func() { syscall.Close(fd) }, nil
 		}
-		f.Close()
+		syscall.Close(fd)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/readbuf"
@@ -106,19 +107,25 @@ func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Wr
 func install(path, tmp, target string, q *durable.Queue, linked *os.File) error {
 	// Freeing the old file's blocks is part of the rename unless the old
 	// file is still open; with a queue, it stays open until the queue
-	// closes it, so that the queue pays for freeing them.
-	var prev *os.File
+	// closes it, so that the queue pays for freeing them. Its bare
+	// descriptor is enough for that (see readbuf.Descriptor).
+	prev := -1
 	if q != nil {
-		prev, _ = readbuf.Open(target)
+		prev, _ = readbuf.Descriptor(target)
+	}
+	release := func() {
+		if prev >= 0 {
+			syscall.Close(prev)
+		}
 	}
 	if err := os.Rename(tmp, target); err != nil {
-		prev.Close()
+		release()
 		os.Remove(tmp)
 		return err
 	}
 	// The rename is durable only once the directory entry is on disk.
 	return q.Do(func() error {
-		prev.Close()
+		release()
 		var err error
 		if linked != nil {
 			// The file's count of names is in its inode, which its own

@@ -20,27 +20,32 @@ var ErrLocked = errors.New("locked by another process")
 // Lock takes an exclusive lock on f, waiting for it when wait is set, and
 // returning ErrLocked at once otherwise. Closing f releases it.
 func Lock(f *os.File, wait bool) error {
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var lerr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			lerr = syscall.Flock(int(fd), how)
-			if !errors.Is(lerr, syscall.EINTR) {
-				return
-			}
-		}
-	}); err != nil {
+	if err := rc.Control(func(fd uintptr) { lerr = LockDescriptor(int(fd), wait) }); err != nil {
 		return err
 	}
-	if errors.Is(lerr, syscall.EWOULDBLOCK) {
-		return ErrLocked
-	}
 	return lerr
+}
+
+// LockDescriptor is Lock for a bare descriptor: closing it releases the
+// lock.
+func LockDescriptor(fd int, wait bool) error {
+	how := syscall.LOCK_EX
+	if !wait {
+		how |= syscall.LOCK_NB
+	}
+	for {
+		err := syscall.Flock(fd, how)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return ErrLocked
+		}
+		return err
+	}
 }

@@ -34,6 +34,25 @@ func Open(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// Descriptor is Open for a caller that needs only the descriptor, and
+// closes it itself (syscall.Close): an *os.File costs two system calls more
+// (os.NewFile looks at the descriptor's flags, then tries the poller,
+// which a regular file refuses) and a finalizer.
+func Descriptor(path string) (int, error) { return open(path) }
+
+// IsFile reports whether the descriptor fd is the file at path, which a
+// rename may have replaced since it was opened. Errors are *fs.PathError.
+func IsFile(fd int, path string) (bool, error) {
+	var held, now syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &held) }); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if err := ignoringEINTR(func() error { return syscall.Stat(path, &now) }); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return held.Dev == now.Dev && held.Ino == now.Ino, nil
+}
+
 // open is Open's system call, without the *os.File.
 func open(path string) (int, error) {
 	var fd int

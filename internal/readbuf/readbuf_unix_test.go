@@ -4,6 +4,8 @@ package readbuf
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -41,5 +43,40 @@ func TestReadFileRefusesPipe(t *testing.T) {
 			f.Close()
 		}
 		t.Errorf("OpenFile of a directory: %v, want %v", err, syscall.EISDIR)
+	}
+}
+
+// TestIsFile: a descriptor is the file at its path until a rename replaces
+// that file; a path that is gone is an error that names it.
+func TestIsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := Descriptor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if same, err := IsFile(fd, path); !same || err != nil {
+		t.Errorf("IsFile of the file just opened: %v, %v; want true", same, err)
+	}
+	other := filepath.Join(dir, "g")
+	if err := os.WriteFile(other, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if same, err := IsFile(fd, path); same || err != nil {
+		t.Errorf("IsFile after a rename over the path: %v, %v; want false", same, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	var pe *fs.PathError
+	if same, err := IsFile(fd, path); same || !errors.As(err, &pe) || pe.Path != path {
+		t.Errorf("IsFile of a removed path: %v, %v; want an error naming %s", same, err, path)
 	}
 }

@@ -34,15 +34,20 @@ func (f *File) Marshal() ([]byte, error) {
 // the others; its own small buffer otherwise, so that what Parse remembers
 // of a story never keeps a whole earlier output alive.
 func (f *File) marshal() (text [][]byte, l *layout) {
-	l = &layout{stories: make([]storyAt, 0, len(f.Stories))}
+	// Nothing remembers the layout after ReadOnce: the stories may be
+	// noted in runs (see note), usually a few.
+	l = &layout{canonical: f.canonical, runs: readOnce.Load()}
+	if !l.runs {
+		l.stories = make([]storyAt, 0, len(f.Stories))
+	}
+	if len(f.text) == 1 {
+		l.src = f.text[0]
+	}
 	b := make([]byte, 0, 4096)
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
 	l.buf = append(b, '\n')
 	text = make([][]byte, 0, 2*len(l.stories)+1)
-	var src []byte // the text f was parsed from, when in one piece
-	if len(f.text) == 1 {
-		src = f.text[0]
-	}
+	src := l.src
 	at := 0
 	for _, sp := range l.stories {
 		sep := l.buf[at:sp.start]
@@ -108,6 +113,32 @@ type layout struct {
 	buf     []byte
 	members []span    // the top-level members
 	stories []storyAt // the stories, in order
+
+	// src is the text the File was parsed from, when in one piece;
+	// canonical, whether it is laid out as Marshal writes it.
+	src       []byte
+	canonical bool
+	// runs: the stories may be noted in runs, not one by one (see note).
+	runs bool
+}
+
+// note notes a story's text, whose place in the output is at the end of
+// b, and returns b. When the layout is noted in runs, a story that follows
+// the one noted last in src, with what Marshal wrote between them, joins
+// it there and then (see joined), and what was written between them is
+// taken back from b: a save of ten thousand stories after a change to one
+// notes three runs, not ten thousand stories, each a piece of memory that
+// is fresh in a brief command.
+func (l *layout) note(b []byte, sa storyAt) []byte {
+	if n := len(l.stories); l.runs && n > 0 {
+		last := &l.stories[n-1]
+		if run, ok := joined(l.src, last.text, b[last.start:], sa.text, l.canonical); ok {
+			last.text, last.asParsed = run, last.asParsed && sa.asParsed
+			return b[:last.start]
+		}
+	}
+	l.stories = append(l.stories, sa)
+	return b
 }
 
 // span is a member in Marshal's output: its key and its value in buf.
@@ -219,8 +250,7 @@ func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 		}
 		text = appendObject(nil, s, orig, fs, storyKeys, depth, s.canonical, nil)
 	}
-	l.stories = append(l.stories, storyAt{start: len(b), text: slices.Clip(text), asParsed: unchanged})
-	return b
+	return l.note(b, storyAt{start: len(b), text: slices.Clip(text), asParsed: unchanged})
 }
 
 // unchanged reports whether no exported field of s differs from what was

@@ -399,3 +399,24 @@ func TestMarshalJoinsPieces(t *testing.T) {
 		t.Fatalf("messy: %d pieces, want 5", len(text))
 	}
 }
+
+// TestMarshalRuns: after ReadOnce, Marshal notes the stories written as
+// parsed in runs, and writes what it writes without them.
+func TestMarshalRuns(t *testing.T) {
+	data := fixture.PRD(50, 20)
+	marshal := func() ([][]byte, *layout) {
+		f := mustParse(t, string(data))
+		f.Stories[30].Attempts++
+		return f.marshal()
+	}
+	want, wl := marshal()
+	ReadOnce()
+	t.Cleanup(func() { readOnce.Store(false) })
+	got, l := marshal()
+	if g, w := bytes.Join(got, nil), bytes.Join(want, nil); !bytes.Equal(g, w) {
+		t.Errorf("after ReadOnce:\n%s\nwant:\n%s", g, w)
+	}
+	if len(wl.stories) != 50 || len(l.stories) != 3 {
+		t.Errorf("stories noted: %d, and %d after ReadOnce; want 50 and 3 (the runs before and after the one changed, and it)", len(wl.stories), len(l.stories))
+	}
+}

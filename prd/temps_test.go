@@ -114,3 +114,26 @@ func TestLockFileFollowsSave(t *testing.T) {
 		t.Errorf("lock of the new file = %v; want it held by the waiter, %v", err, flock.ErrLocked)
 	}
 }
+
+// TestUnlockTwice: a release called again closes nothing, not even a
+// descriptor that took the lock's number since.
+func TestUnlockTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	other, err := os.Open(path) // the lowest free number: the lock's
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	unlock()
+	if _, err := other.Stat(); err != nil {
+		t.Errorf("a file opened after the release, once released again: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package prd
 import (
 	"errors"
 	"io/fs"
+	"sync"
 	"syscall"
 
 	"github.com/ralph-harness/ralph/internal/durable"
@@ -79,7 +80,9 @@ func Lock(path string) (func(), error) {
 		}
 		same, err := readbuf.IsFile(fd, path)
 		if same {
-			return func() { syscall.Close(fd) }, nil
+			// Once: a second close could close a descriptor that
+			// took its number since.
+			return sync.OnceFunc(func() { syscall.Close(fd) }), nil
 		}
 		syscall.Close(fd)
 		if err != nil {

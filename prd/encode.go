@@ -47,7 +47,6 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 	b = appendObject(b, f, f.orig, f.fields, fileKeys, 0, f.canonical, l)
 	l.buf = append(b, '\n')
 	text = make([][]byte, 0, 2*len(l.stories)+1)
-	src := l.src
 	at := 0
 	for _, sp := range l.stories {
 		sep := l.buf[at:sp.start]
@@ -57,7 +56,7 @@ func (f *File) marshal() (text [][]byte, l *layout) {
 		// story writes the stories before it, it and those after it as
 		// three pieces, not one each.
 		if n := len(text); n > 0 {
-			if run, ok := joined(src, text[n-1], sep, sp.text, f.canonical); ok {
+			if run, ok := joined(l.src, text[n-1], sep, sp.text, l.canonical); ok {
 				text[n-1] = run
 				continue
 			}

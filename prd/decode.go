@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -467,6 +468,9 @@ type decoder struct {
 	// stop, when set, asks the decoder of the second half of a list of
 	// stories to give up (see split).
 	stop atomic.Bool
+	// part is the second half of a list of stories that this decoder
+	// decodes, if it does (see steal).
+	part *half
 	// problems counts the problems the stories decoded have on their own
 	// (see storyProblems), as each is decoded: its text is at hand then,
 	// where validate would read it again from memory. hashes are the
@@ -671,10 +675,23 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 			h.cancel()
 			return nil, -1
 		}
+		if p := d.part; p != nil && end >= 0 {
+			if p.reached(end) {
+				return stories, end
+			}
+		}
 		if h != nil && end >= h.at {
 			if end == h.at {
-				if rest, k, ok := h.join(d); ok {
+				rest, k, whole := h.join(d)
+				if whole {
 					return append(stories, rest...), k
+				}
+				if rest != nil {
+					// The second half stopped where a third part
+					// begins, which this decoder took and found a
+					// problem in: it goes on from there.
+					stories = append(stories, rest...)
+					end, n = k, len(stories)-1
 				}
 			}
 			// The guess was wrong, or the second half found a
@@ -697,6 +714,35 @@ type half struct {
 	stories []*Story
 	end     int // past the list's end; -1 when its syntax is bad
 	done    chan struct{}
+
+	// The first half's decoder, done first, may take the latter part of
+	// what the second has left (see steal): pos is where the second's
+	// last story ends, limit where it is to stop, and atLimit says that
+	// it stopped there, its end then being limit.
+	pos     atomic.Int64
+	limit   atomic.Int64
+	atLimit bool
+	// run decodes the second half, when lateSecond keeps it from
+	// starting at once (see start).
+	run func()
+}
+
+// reached notes that the decoder of h has decoded a story that ends at
+// end, and reports whether it is to stop there: at the limit the first
+// half's decoder set (see steal). A story that ends past the limit says
+// that the limit was no story's end, or came too late: the decoder goes
+// on to the list's end, and the first half's takes nothing.
+func (h *half) reached(end int) bool {
+	h.pos.Store(int64(end))
+	switch limit := h.limit.Load(); {
+	case int64(end) < limit:
+		return false
+	case int64(end) == limit:
+		h.atLimit = true
+		return true
+	}
+	h.limit.Store(math.MaxInt64)
+	return false
 }
 
 // splitMin is the length of text past which a list of stories is decoded
@@ -726,28 +772,92 @@ func (d *decoder) split(j int) *half {
 	}
 	at := mid + i + len("\n    }")
 	h := &half{at: at, done: make(chan struct{})}
-	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true}
+	h.pos.Store(int64(at))
+	h.limit.Store(math.MaxInt64)
+	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, part: h}
 	h.d.path = slices.Clone(d.path)
 	start, depth := mid+i+len(storySeparator)-1, len(d.path)
-	go func() {
+	h.run = func() {
 		defer close(h.done)
 		h.stories, h.end = h.d.storiesFrom(start, depth, nil)
-	}()
+	}
+	if !lateSecond {
+		go h.run()
+		h.run = nil
+	}
 	return h
 }
 
 // join waits for the second half, and hands its stories to d, which ended
 // the first half just where the second begins, when it decoded them
-// without a problem.
-func (h *half) join(d *decoder) ([]*Story, int, bool) {
+// without a problem: with those of a third part (see steal), whole is
+// true and k is past the list's end. When the second half stopped where a
+// third part begins, and the third has a problem, join hands over the
+// second half's stories, and k is where they end, whole false. Otherwise
+// it hands over nothing.
+func (h *half) join(d *decoder) (stories []*Story, k int, whole bool) {
+	third := h.steal(d)
+	h.start()
 	<-h.done
 	if h.end < 0 || len(h.d.errs) > 0 {
 		return nil, 0, false
 	}
-	d.canonical = d.canonical && h.d.canonical
-	d.problems += h.d.problems
-	d.hashes.join(&h.d.hashes)
-	return h.stories, h.end, true
+	d.merge(h.d)
+	if !h.atLimit {
+		return h.stories, h.end, true
+	}
+	if third == nil || third.end < 0 || len(third.d.errs) > 0 {
+		return h.stories, h.end, false
+	}
+	d.merge(third.d)
+	return append(h.stories, third.stories...), third.end, true
+}
+
+// merge takes over what the decoder of a later part of the list of
+// stories found: whether its text is laid out as Marshal writes it, the
+// problems its stories have on their own, and the hashes of their ids.
+func (d *decoder) merge(part *decoder) {
+	d.canonical = d.canonical && part.canonical
+	d.problems += part.problems
+	d.hashes.join(&part.hashes)
+}
+
+// stealMin is how much text the second half must have left for the first
+// half's decoder, done first, to take the latter part of it: the halves
+// are equal in length but not in time, as one CPU is slower than the
+// other or one half's first huge page comes cold. Tests lower it.
+var stealMin = 256 << 10
+
+// steal has d, which has decoded the first half of a list of stories,
+// decode the latter part of what the decoder of the second half, h, has
+// left, from a story's start near the middle of it, while h decodes up to
+// there; it returns that third part, or nil when h is done or has little
+// left. Whether h stopped there is known once it is done (atLimit). The
+// third part's stories are cut from what d's block has left.
+func (h *half) steal(d *decoder) *half {
+	select {
+	case <-h.done:
+		return nil
+	default:
+	}
+	data := d.data
+	pos := int(h.pos.Load())
+	if len(data)-pos < stealMin {
+		return nil
+	}
+	mid := pos + (len(data)-pos)/2
+	i := bytes.Index(data[mid:], []byte(storySeparator))
+	if i < 0 {
+		return nil
+	}
+	at := mid + i + len("\n    }")
+	h.limit.Store(int64(at))
+	t := &half{at: at}
+	t.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, block: d.block}
+	t.d.path = slices.Clone(d.path)
+	d.block = nil
+	t.stories, t.end = t.d.storiesFrom(mid+i+len(storySeparator)-1, len(d.path), nil)
+	return t
 }
 
 // cancel stops the second half, whose stories will not be used, and waits
@@ -757,7 +867,21 @@ func (h *half) cancel() {
 		return
 	}
 	h.d.stop.Store(true)
+	h.start()
 	<-h.done
+}
+
+// lateSecond, set by tests, starts the decoder of a second half only once
+// the first half's is done with its own, as the slower of two CPUs would:
+// the first then always takes part of the second's work (see steal).
+var lateSecond bool
+
+// start starts the decoder of h, when lateSecond has kept it waiting.
+func (h *half) start() {
+	if h.run != nil {
+		go h.run()
+		h.run = nil
+	}
 }
 
 // newStory returns a story to decode into, when n stories were decoded

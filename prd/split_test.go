@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,11 +16,15 @@ import (
 // parseWith parses data with lists of stories split in two from min bytes
 // on, on two CPUs, and says what came of it: the error, or the stories,
 // whether the text was laid out as Marshal writes it, and Marshal's output.
-func parseWith(t *testing.T, min int, data []byte) string {
+// The first half's decoder takes part of what the second has left
+// whenever it is done first (see steal), which depends on the timing;
+// with late, the second starts only then, and the first always takes
+// part of it. Whatever the timing, the result must be the same.
+func parseWith(t *testing.T, min int, late bool, data []byte) string {
 	t.Helper()
-	defer func(n int) { splitMin = n }(splitMin)
+	defer func(n, m int, l bool) { splitMin, stealMin, lateSecond = n, m, l }(splitMin, stealMin, lateSecond)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	splitMin = min
+	splitMin, stealMin, lateSecond = min, 0, late
 	forget()
 	f, err := Parse(data, "prd.json")
 	forget()
@@ -129,9 +134,12 @@ func TestParseSplit(t *testing.T) {
 			if _, ok := splits(tt.data); ok != tt.split {
 				t.Fatalf("split: %v, want %v", ok, tt.split)
 			}
-			alone := parseWith(t, math.MaxInt, tt.data)
-			if got := parseWith(t, splitMin, tt.data); got != alone {
+			alone := parseWith(t, math.MaxInt, false, tt.data)
+			if got := parseWith(t, splitMin, false, tt.data); got != alone {
 				t.Errorf("in two halves:\n%.2000s\nalone:\n%.2000s", got, alone)
+			}
+			if got := parseWith(t, splitMin, true, tt.data); got != alone {
+				t.Errorf("in three parts:\n%.2000s\nalone:\n%.2000s", got, alone)
 			}
 		})
 	}
@@ -145,9 +153,86 @@ func FuzzSplit(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		alone := parseWith(t, math.MaxInt, data)
-		if got := parseWith(t, 0, data); got != alone {
+		alone := parseWith(t, math.MaxInt, false, data)
+		if got := parseWith(t, 0, false, data); got != alone {
 			t.Fatalf("in two halves:\n%s\nalone:\n%s", got, alone)
 		}
+		if got := parseWith(t, 0, true, data); got != alone {
+			t.Fatalf("in three parts:\n%s\nalone:\n%s", got, alone)
+		}
 	})
+}
+
+// TestSteal: the first half's decoder, done first, decodes the latter part
+// of what the second half has left, and the second stops where that part
+// begins; or, when that place is no story's end, the second goes on to
+// the list's end and the part is not used. The second half is decoded
+// here, after the steal, as the slower of two CPUs would.
+func TestSteal(t *testing.T) {
+	defer func(m int) { stealMin = m }(stealMin)
+	stealMin = 0
+	data := fixture.PRD(2000, 1000)
+	at, ok := splits(data)
+	if !ok {
+		t.Fatal("the fixture's list of stories is not split")
+	}
+	start := at + len(",\n    ")
+	second := func() (*decoder, *half) {
+		d := &decoder{text: newText(data), name: "prd.json", blocks: true, path: []step{{key: "userStories"}}}
+		h := &half{at: at, done: make(chan struct{})}
+		h.pos.Store(int64(at))
+		h.limit.Store(math.MaxInt64)
+		h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, part: h, path: slices.Clone(d.path)}
+		return d, h
+	}
+	ids := func(stories []*Story) []string {
+		var s []string
+		for _, st := range stories {
+			s = append(s, st.ID)
+		}
+		return s
+	}
+	// The second half's stories: from the one at start to the last.
+	first := 2000
+	for !bytes.HasPrefix(data[start:], []byte("{\n      \"id\": \""+fixture.StoryID(first)+"\"")) {
+		if first--; first == 0 {
+			t.Fatalf("no story at the second half's start: %q", data[start:start+40])
+		}
+	}
+	var want []string
+	for i := first; i <= 2000; i++ {
+		want = append(want, fixture.StoryID(i))
+	}
+
+	d, h := second()
+	third := h.steal(d)
+	if third == nil {
+		t.Fatal("nothing stolen from a second half that has not begun")
+	}
+	if third.at <= at || len(third.stories) == 0 || len(third.d.errs) > 0 {
+		t.Fatalf("the third part: at %d (the second half at %d), %d stories, errors %v", third.at, at, len(third.stories), third.d.errs)
+	}
+	h.stories, h.end = h.d.storiesFrom(start, len(d.path), nil)
+	close(h.done)
+	if !h.atLimit || h.end != third.at {
+		t.Fatalf("the second half ended at %d (at the limit: %v), want at the third part's start %d", h.end, h.atLimit, third.at)
+	}
+	if got := append(ids(h.stories), ids(third.stories)...); !slices.Equal(got, want) {
+		t.Errorf("the second half and the third part hold %d stories, %v ... %v; want the second half's %d", len(got), got[:2], got[len(got)-2:], len(want))
+	}
+
+	// A limit within a story: the second half passes it.
+	d, h = second()
+	h.limit.Store(int64(start + 10))
+	h.stories, h.end = h.d.storiesFrom(start, len(d.path), nil)
+	close(h.done)
+	if h.atLimit || h.end <= start || h.limit.Load() != math.MaxInt64 {
+		t.Errorf("past a limit within a story: ended at %d, at the limit %v, limit %d", h.end, h.atLimit, h.limit.Load())
+	}
+	if got := ids(h.stories); !slices.Equal(got, want) {
+		t.Errorf("past a limit within a story: %d stories, want the second half's %d", len(got), len(want))
+	}
+	if third := h.steal(d); third != nil {
+		t.Error("stolen from a second half that is done")
+	}
 }

@@ -761,22 +761,19 @@ const storySeparator = "\n    },\n    {"
 // element is at data[j], when it is long and the machine has a second CPU.
 // It returns nil when it does not.
 func (d *decoder) split(j int) *half {
-	data := d.data
-	if len(data)-j < splitMin || runtime.GOMAXPROCS(0) < 2 {
+	if len(d.data)-j < splitMin || runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	mid := j + (len(data)-j)/2
-	i := bytes.Index(data[mid:], []byte(storySeparator))
-	if i < 0 {
+	at, start, ok := d.middle(j)
+	if !ok {
 		return nil
 	}
-	at := mid + i + len("\n    }")
 	h := &half{at: at, done: make(chan struct{})}
 	h.pos.Store(int64(at))
 	h.limit.Store(math.MaxInt64)
-	h.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, part: h}
-	h.d.path = slices.Clone(d.path)
-	start, depth := mid+i+len(storySeparator)-1, len(d.path)
+	h.d = d.partDecoder()
+	h.d.part = h
+	depth := len(d.path)
 	h.run = func() {
 		defer close(h.done)
 		h.stories, h.end = h.d.storiesFrom(start, depth, nil)
@@ -786,6 +783,25 @@ func (d *decoder) split(j int) *half {
 		h.run = nil
 	}
 	return h
+}
+
+// middle returns where a story ends near the middle of the text from
+// data[from] on, and where the next one begins, as Marshal lays a list of
+// stories out (see storySeparator); ok is false when there is no such
+// place.
+func (d *decoder) middle(from int) (at, next int, ok bool) {
+	mid := from + (len(d.data)-from)/2
+	i := bytes.Index(d.data[mid:], []byte(storySeparator))
+	if i < 0 {
+		return 0, 0, false
+	}
+	return mid + i + len("\n    }"), mid + i + len(storySeparator) - 1, true
+}
+
+// partDecoder returns a decoder for a part of the list of stories d is
+// decoding, at the same place in the file.
+func (d *decoder) partDecoder() *decoder {
+	return &decoder{text: d.text, name: d.name, blocks: true, canonical: true, path: slices.Clone(d.path)}
 }
 
 // join waits for the second half, and hands its stories to d, which ended
@@ -840,23 +856,18 @@ func (h *half) steal(d *decoder) *half {
 		return nil
 	default:
 	}
-	data := d.data
 	pos := int(h.pos.Load())
-	if len(data)-pos < stealMin {
+	if len(d.data)-pos < stealMin {
 		return nil
 	}
-	mid := pos + (len(data)-pos)/2
-	i := bytes.Index(data[mid:], []byte(storySeparator))
-	if i < 0 {
+	at, start, ok := d.middle(pos)
+	if !ok {
 		return nil
 	}
-	at := mid + i + len("\n    }")
 	h.limit.Store(int64(at))
-	t := &half{at: at}
-	t.d = &decoder{text: d.text, name: d.name, blocks: true, canonical: true, block: d.block}
-	t.d.path = slices.Clone(d.path)
-	d.block = nil
-	t.stories, t.end = t.d.storiesFrom(mid+i+len(storySeparator)-1, len(d.path), nil)
+	t := &half{at: at, d: d.partDecoder()}
+	t.d.block, d.block = d.block, nil
+	t.stories, t.end = t.d.storiesFrom(start, len(d.path), nil)
 	return t
 }
 

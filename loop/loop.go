@@ -836,7 +836,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		before, err, berr := it.begin(ctx, taking, f, text, false, it.listed) // guardAfter puts back no test file
+		before, err, berr := it.begin(ctx, taking, f, text, false) // guardAfter puts back no test file
 		unlock()
 		// The checks will have run: the file is read, and the project
 		// listed, again.
@@ -865,7 +865,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 	// A sync that failed since the last verdict stops the loop before
 	// the agent works for nothing.
 	serr := it.syncs.Err()
-	snap, err, berr := it.begin(ctx, mark, f, text, true, it.listed)
+	snap, err, berr := it.begin(ctx, mark, f, text, true)
 	if berr != nil {
 		unlock()
 		return berr
@@ -1528,11 +1528,12 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // the marker but for progress.txt's copy, taken after it, so that the
 // marker is no change. text is prd.json as readStories read it under the
 // lock the caller holds, the text f was parsed from, which the snapshot
-// keeps (nil: it reads the file, and compares f with it); tests and
-// listed are takeFiles'. When the snapshot fails (snapErr), the marker is
-// appended all the same, without digests; err is the append's failure.
-func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool, listed []fileInfo) (s snapshot, snapErr, err error) {
-	s, snapErr = takeWatched(ctx, it.o, text, tests, listed)
+// keeps (nil: it reads the file, and compares f with it); tests is
+// takeFiles', and the listing it may take is it.listed. When the
+// snapshot fails (snapErr), the marker is appended all the same, without
+// digests; err is the append's failure.
+func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool) (s snapshot, snapErr, err error) {
+	s, snapErr = takeWatched(ctx, it.o, text, tests, it.listed)
 	// The marker of baseline checks keeps none: a ralph interrupted
 	// during them leaves it in flight after its guard ran, and a person
 	// may well edit harness.toml before the next `ralph loop`.

@@ -774,13 +774,14 @@ func (d *decoder) split(j int) *half {
 	h.d = d.partDecoder()
 	h.d.part = h
 	depth := len(d.path)
-	h.run = func() {
+	run := func() {
 		defer close(h.done)
 		h.stories, h.end = h.d.storiesFrom(start, depth, nil)
 	}
-	if !lateSecond {
-		go h.run()
-		h.run = nil
+	if lateSecond {
+		h.run = run
+	} else {
+		go run()
 	}
 	return h
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -465,12 +464,13 @@ type decoder struct {
 	slab   []string
 	// block is the rest of the block stories are cut from (see newStory).
 	block []Story
-	// stop, when set, asks the decoder of the second half of a list of
-	// stories to give up (see split).
-	stop atomic.Bool
-	// part is the second half of a list of stories that this decoder
-	// decodes, if it does (see steal).
-	part *half
+	// A decoder of a chunk of a list of stories (see chunked) stops at
+	// the story that ends at limit, and gives up when stop is set; share
+	// is how much of the list it may decode, for its first block of
+	// stories (see newStory).
+	limit int
+	stop  *atomic.Bool
+	share int
 	// problems counts the problems the stories decoded have on their own
 	// (see storyProblems), as each is decoded: its text is at hand then,
 	// where validate would read it again from memory. hashes are the
@@ -620,7 +620,8 @@ func decodeMember[T any](d *decoder, t *T, name string, v int, keys []key[T], se
 func (d *decoder) skipHere(v int) int { return d.skip(v, len(d.path)) }
 
 // stories decodes the list of stories at data[v]. A long list is decoded
-// in two halves at once when the machine has a second CPU (see split).
+// in chunks, by as many goroutines at once as the machine has CPUs (see
+// chunked).
 func (d *decoder) stories(v int) ([]*Story, int) {
 	if !d.array(v) {
 		return nil, d.skipHere(v)
@@ -631,27 +632,28 @@ func (d *decoder) stories(v int) ([]*Story, int) {
 	if !more {
 		return nil, j
 	}
-	var h *half
 	if d.blocks && !d.deep {
-		h = d.split(j)
+		if stories, end, ok := d.chunked(j, depth); ok {
+			return stories, end
+		}
 	}
-	return d.storiesFrom(j, depth, h)
+	return d.storiesFrom(j, depth)
 }
 
 // storiesFrom decodes the stories of a list from its element at data[j],
-// at the list's depth, to the list's end; h, when not nil, is the second
-// half of the list, decoded meanwhile by another goroutine.
-func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
+// at the list's depth, to the list's end; a decoder of a chunk (see
+// chunked) stops at the story that ends at its limit.
+func (d *decoder) storiesFrom(j, depth int) ([]*Story, int) {
 	data := d.data
 	var stories []*Story
 	// The text of the stories to decode is from..to, as far as is known.
 	from, to := j, len(data)
-	if h != nil {
-		to = h.at
+	if d.limit > 0 {
+		to = d.limit
 	}
 	count := func(string, ...any) { d.problems++ }
 	for n, more := 0, true; more; n++ {
-		if d.stop.Load() {
+		if d.stop != nil && d.stop.Load() {
 			return nil, -1
 		}
 		d.pushIndex(n)
@@ -672,162 +674,170 @@ func (d *decoder) storiesFrom(j, depth int, h *half) ([]*Story, int) {
 		}
 		d.pop()
 		if end < 0 {
-			h.cancel()
 			return nil, -1
 		}
-		if p := d.part; p != nil && end >= 0 {
-			if p.reached(end) {
-				return stories, end
+		if d.limit > 0 && end >= d.limit {
+			if end > d.limit {
+				// The limit was no story's end.
+				return nil, -1
 			}
-		}
-		if h != nil && end >= h.at {
-			if end == h.at {
-				rest, k, whole := h.join(d)
-				if whole {
-					return append(stories, rest...), k
-				}
-				if rest != nil {
-					// The second half stopped where a third part
-					// begins, which this decoder took and found a
-					// problem in: it goes on from there.
-					stories = append(stories, rest...)
-					end, n = k, len(stories)-1
-				}
-			}
-			// The guess was wrong, or the second half found a
-			// problem: this decoder goes on alone, and says which.
-			h.cancel()
-			h = nil
+			return stories, end
 		}
 		j, more = d.after(end, depth, ']')
 	}
-	// The list ended before the guess: what was found was no story.
-	h.cancel()
 	return stories, j
 }
 
-// half is the second half of a long list of stories, decoded by a
-// goroutine of its own while the decoder of the file reads the first.
-type half struct {
-	at      int // where the first half ends: just past its last story
-	d       *decoder
-	stories []*Story
-	end     int // past the list's end; -1 when its syntax is bad
-	done    chan struct{}
-
-	// The first half's decoder, done first, may take the latter part of
-	// what the second has left (see steal): pos is where the second's
-	// last story ends, limit where it is to stop, and atLimit says that
-	// it stopped there, its end then being limit.
-	pos     atomic.Int64
-	limit   atomic.Int64
-	atLimit bool
-	// run decodes the second half, when lateSecond keeps it from
-	// starting at once (see start).
-	run func()
-}
-
-// reached notes that the decoder of h has decoded a story that ends at
-// end, and reports whether it is to stop there: at the limit the first
-// half's decoder set (see steal). A story that ends past the limit says
-// that the limit was no story's end, or came too late: the decoder goes
-// on to the list's end, and the first half's takes nothing.
-func (h *half) reached(end int) bool {
-	h.pos.Store(int64(end))
-	switch limit := h.limit.Load(); {
-	case int64(end) < limit:
-		return false
-	case int64(end) == limit:
-		h.atLimit = true
-		return true
-	}
-	h.limit.Store(math.MaxInt64)
-	return false
-}
-
 // splitMin is the length of text past which a list of stories is decoded
-// in two halves: below it, starting a goroutine costs more than it saves.
+// in chunks: below it, starting goroutines costs more than it saves.
 // Tests lower it.
 var splitMin = 256 << 10
+
+// chunksPerCPU is how many chunks a long list of stories is cut into for
+// each CPU that decodes them. The CPUs of a virtual machine do not go at
+// the same pace (one is slower for a while, or its fresh memory comes
+// cold): with chunks handed out one at a time, the slower CPU decodes
+// fewer of them, and the faster waits at most for one at the end.
+const chunksPerCPU = 8
 
 // storySeparator is what Marshal writes between two stories. A raw line
 // break is never part of a JSON string, so where it is found, a value ends
 // and the next begins: two stories, unless the text is laid out otherwise,
-// which the first half's decoder finds out when it reads past the place
-// without a story ending there.
+// which the decoder of the chunk before finds out when it reads past the
+// place without a story ending there.
 const storySeparator = "\n    },\n    {"
 
-// split starts decoding the second half of the list of stories whose first
-// element is at data[j], when it is long and the machine has a second CPU.
-// It returns nil when it does not.
-func (d *decoder) split(j int) *half {
-	if len(d.data)-j < splitMin || runtime.GOMAXPROCS(0) < 2 {
-		return nil
-	}
-	at, start, ok := d.middle(j)
-	if !ok {
-		return nil
-	}
-	h := &half{at: at, done: make(chan struct{})}
-	h.pos.Store(int64(at))
-	h.limit.Store(math.MaxInt64)
-	h.d = d.partDecoder()
-	h.d.part = h
-	depth := len(d.path)
-	run := func() {
-		defer close(h.done)
-		h.stories, h.end = h.d.storiesFrom(start, depth, nil)
-	}
-	if lateSecond {
-		h.run = run
-	} else {
-		go run()
-	}
-	return h
+// chunk is a part of a long list of stories: from the story at data[start]
+// to the one that ends at limit, or to the list's end (limit 0).
+type chunk struct {
+	start, limit int
+	d            *decoder
+	stories      []*Story
+	end          int // where its decoder stopped; -1 when it failed
 }
 
-// middle returns where a story ends near the middle of the text from
-// data[from] on, and where the next one begins, as Marshal lays a list of
-// stories out (see storySeparator); ok is false when there is no such
-// place.
-func (d *decoder) middle(from int) (at, next int, ok bool) {
-	mid := from + (len(d.data)-from)/2
-	i := bytes.Index(d.data[mid:], []byte(storySeparator))
+// chunked decodes the list of stories whose first element is at data[j],
+// at depth, in chunks, when it is long and the machine has more than one
+// CPU: the caller's goroutine and one more for each other CPU take the
+// chunks one after another, each with a decoder of its own. It returns
+// what one decoder alone would, with ok true, when every chunk ended where
+// it should and none of them found an error; otherwise ok is false, and
+// the caller's decoder decodes the list alone, so that the errors are
+// those of one decoder, where they are.
+func (d *decoder) chunked(j, depth int) (stories []*Story, end int, ok bool) {
+	cpus := runtime.GOMAXPROCS(0)
+	if len(d.data)-j < splitMin || cpus < 2 {
+		return nil, 0, false
+	}
+	w := &chunkWork{d: d, depth: depth, cs: d.chunks(j, cpus*chunksPerCPU)}
+	if len(w.cs) < 2 {
+		return nil, 0, false
+	}
+	helpers := min(cpus, len(w.cs)) - 1
+	share := (len(d.data) - j) / (helpers + 1)
+	var wg sync.WaitGroup
+	help := func() {
+		for range helpers {
+			wg.Go(func() { w.decode(share, nil) })
+		}
+	}
+	if lateSecond {
+		w.decode(share, help)
+	} else {
+		help()
+		w.decode(share, nil)
+	}
+	wg.Wait()
+	if w.failed.Load() {
+		return nil, 0, false
+	}
+	n := 0
+	for _, c := range w.cs {
+		n += len(c.stories)
+	}
+	stories = make([]*Story, 0, n)
+	for _, c := range w.cs {
+		stories = append(stories, c.stories...)
+		d.merge(c.d)
+	}
+	return stories, w.cs[len(w.cs)-1].end, true
+}
+
+// chunkWork hands the chunks of a list of stories out, one at a time and
+// in order, to the goroutines that decode them (see chunked).
+type chunkWork struct {
+	d      *decoder // the list's decoder
+	depth  int
+	cs     []chunk
+	next   atomic.Int64 // the next chunk to take
+	failed atomic.Bool  // a chunk failed: the others are not needed
+}
+
+// decode has the calling goroutine decode chunks until none is left, or
+// one has failed. share is how much of the list's text it may decode, for
+// the first block of stories its decoders cut (see newStory); they cut
+// the next ones from what that block has left. started, when not nil, is
+// called once it has decoded its first chunk.
+func (w *chunkWork) decode(share int, started func()) {
+	var (
+		block []Story
+		slab  []string
+	)
+	for {
+		i := int(w.next.Add(1)) - 1
+		if i >= len(w.cs) || w.failed.Load() {
+			return
+		}
+		c := &w.cs[i]
+		c.d = w.d.partDecoder()
+		c.d.limit, c.d.stop, c.d.share = c.limit, &w.failed, share
+		c.d.block, c.d.slab = block, slab
+		c.stories, c.end = c.d.storiesFrom(c.start, w.depth)
+		block, slab, share = c.d.block, c.d.slab, 0
+		if c.end < 0 || len(c.d.errs) > 0 || (c.limit > 0 && c.end != c.limit) {
+			w.failed.Store(true)
+		}
+		if started != nil {
+			started()
+			started = nil
+		}
+	}
+}
+
+// chunks cuts the list of stories whose first element is at data[j] into
+// chunks of about (len(data)-j)/n bytes or more, at the ends of stories
+// as Marshal lays them out (see storyEnd): fewer when the text has fewer
+// such places.
+func (d *decoder) chunks(j, n int) []chunk {
+	size := max((len(d.data)-j)/n, 1)
+	cs := []chunk{{start: j}}
+	for from := j + size; from < len(d.data); {
+		at, next, ok := d.storyEnd(from)
+		if !ok {
+			break
+		}
+		cs[len(cs)-1].limit = at
+		cs = append(cs, chunk{start: next})
+		from = next + size
+	}
+	return cs
+}
+
+// storyEnd returns where the first story that ends at data[from] or
+// after ends, as Marshal lays a list of stories out (see storySeparator),
+// and where the next one begins; ok is false when there is no such place.
+func (d *decoder) storyEnd(from int) (at, next int, ok bool) {
+	i := bytes.Index(d.data[from:], []byte(storySeparator))
 	if i < 0 {
 		return 0, 0, false
 	}
-	return mid + i + len("\n    }"), mid + i + len(storySeparator) - 1, true
+	return from + i + len("\n    }"), from + i + len(storySeparator) - 1, true
 }
 
 // partDecoder returns a decoder for a part of the list of stories d is
 // decoding, at the same place in the file.
 func (d *decoder) partDecoder() *decoder {
 	return &decoder{text: d.text, name: d.name, blocks: true, canonical: true, path: slices.Clone(d.path)}
-}
-
-// join waits for the second half, and hands its stories to d, which ended
-// the first half just where the second begins, when it decoded them
-// without a problem: with those of a third part (see steal), whole is
-// true and k is past the list's end. When the second half stopped where a
-// third part begins, and the third has a problem, join hands over the
-// second half's stories, and k is where they end, whole false. Otherwise
-// it hands over nothing.
-func (h *half) join(d *decoder) (stories []*Story, k int, whole bool) {
-	third := h.steal(d)
-	h.start()
-	<-h.done
-	if h.end < 0 || len(h.d.errs) > 0 {
-		return nil, 0, false
-	}
-	d.merge(h.d)
-	if !h.atLimit {
-		return h.stories, h.end, true
-	}
-	if third == nil || third.end < 0 || len(third.d.errs) > 0 {
-		return h.stories, h.end, false
-	}
-	d.merge(third.d)
-	return append(h.stories, third.stories...), third.end, true
 }
 
 // merge takes over what the decoder of a later part of the list of
@@ -839,62 +849,10 @@ func (d *decoder) merge(part *decoder) {
 	d.hashes.join(&part.hashes)
 }
 
-// stealMin is how much text the second half must have left for the first
-// half's decoder, done first, to take the latter part of it: the halves
-// are equal in length but not in time, as one CPU is slower than the
-// other or one half's first huge page comes cold. Tests lower it.
-var stealMin = 256 << 10
-
-// steal has d, which has decoded the first half of a list of stories,
-// decode the latter part of what the decoder of the second half, h, has
-// left, from a story's start near the middle of it, while h decodes up to
-// there; it returns that third part, or nil when h is done or has little
-// left. Whether h stopped there is known once it is done (atLimit). The
-// third part's stories are cut from what d's block has left.
-func (h *half) steal(d *decoder) *half {
-	select {
-	case <-h.done:
-		return nil
-	default:
-	}
-	pos := int(h.pos.Load())
-	if len(d.data)-pos < stealMin {
-		return nil
-	}
-	at, start, ok := d.middle(pos)
-	if !ok {
-		return nil
-	}
-	h.limit.Store(int64(at))
-	t := &half{at: at, d: d.partDecoder()}
-	t.d.block, d.block = d.block, nil
-	t.stories, t.end = t.d.storiesFrom(start, len(d.path), nil)
-	return t
-}
-
-// cancel stops the second half, whose stories will not be used, and waits
-// for it to stop.
-func (h *half) cancel() {
-	if h == nil {
-		return
-	}
-	h.d.stop.Store(true)
-	h.start()
-	<-h.done
-}
-
-// lateSecond, set by tests, starts the decoder of a second half only once
-// the first half's is done with its own, as the slower of two CPUs would:
-// the first then always takes part of the second's work (see steal).
+// lateSecond, set by tests, has the other goroutines that decode the
+// chunks of a list start only once the caller's has decoded its first:
+// the caller's then decodes more than its share.
 var lateSecond bool
-
-// start starts the decoder of h, when lateSecond has kept it waiting.
-func (h *half) start() {
-	if h.run != nil {
-		go h.run()
-		h.run = nil
-	}
-}
 
 // newStory returns a story to decode into, when n stories were decoded
 // before from read bytes of text, and some left bytes are still to read.
@@ -902,7 +860,7 @@ func (h *half) start() {
 // thousands of stories is read in every iteration.
 func (d *decoder) newStory(n, read, left int) *Story {
 	if len(d.block) == 0 {
-		d.block = storyBlock(n, read, left)
+		d.block = storyBlock(n, read, max(left, d.share))
 	}
 	s := &d.block[0]
 	d.block = d.block[1:]

@@ -713,7 +713,7 @@ type chunk struct {
 	start, limit int
 	d            *decoder
 	stories      []*Story
-	end          int // where its decoder stopped; -1 when it failed
+	end          int // where its decoder stopped: at limit, or past the list's end; -1 on an error
 }
 
 // chunked decodes the list of stories whose first element is at data[j],

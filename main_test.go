@@ -46,9 +46,16 @@ func TestMain(m *testing.M) {
 // file's saves. NAME.a and NAME.b, NAME the file's name without its
 // extension, are the texts saved, NAME.a last. One process makes every
 // step, so that a busy machine, slow to start processes, does not stretch
-// a save past the loop's wait for quiet.
+// a save past the loop's wait for quiet. A machine busy enough to hold the
+// process up still can: when a file stayed removed or empty for
+// stretchedSave or longer, editorSaves says so, and writes how long into
+// saves.stretched, as the file was then what the loop rightly warns of.
 func editorSaves(files []string) int {
 	const save = 50 * time.Millisecond
+	var (
+		broke   time.Time     // when the last save began
+		longest time.Duration // the longest save
+	)
 	for _, gap := range []time.Duration{70 * time.Millisecond, 85 * time.Millisecond, 100 * time.Millisecond} {
 		for _, file := range files {
 			name := strings.TrimSuffix(file, filepath.Ext(file))
@@ -59,18 +66,27 @@ func editorSaves(files []string) int {
 				return 1
 			}
 			for range 2 {
+				// A save lasts from the start of a step that breaks
+				// the file to the end of the next, which mends it.
 				for _, step := range []struct {
-					do    func() error
-					after time.Duration
+					do     func() error
+					breaks bool
+					after  time.Duration
 				}{
-					{func() error { return os.Remove(file) }, save},
-					{func() error { return os.WriteFile(file, b, 0o644) }, gap},
-					{func() error { return os.WriteFile(file, nil, 0o644) }, save},
-					{func() error { return os.WriteFile(file, a, 0o644) }, gap},
+					{func() error { return os.Remove(file) }, true, save},
+					{func() error { return os.WriteFile(file, b, 0o644) }, false, gap},
+					{func() error { return os.WriteFile(file, nil, 0o644) }, true, save},
+					{func() error { return os.WriteFile(file, a, 0o644) }, false, gap},
 				} {
+					if step.breaks {
+						broke = time.Now()
+					}
 					if err := step.do(); err != nil {
 						fmt.Fprintf(os.Stderr, "editorsaves: %v\n", err)
 						return 1
+					}
+					if !step.breaks {
+						longest = max(longest, time.Since(broke))
 					}
 					time.Sleep(step.after)
 				}
@@ -78,8 +94,21 @@ func editorSaves(files []string) int {
 			time.Sleep(time.Second)
 		}
 	}
+	if longest >= stretchedSave {
+		fmt.Fprintf(os.Stderr, "editorsaves: a save took %v, held up past the loop's wait for quiet\n", longest.Round(time.Millisecond))
+		if err := os.WriteFile("saves.stretched", []byte(longest.String()+"\n"), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "editorsaves: %v\n", err)
+			return 1
+		}
+	}
 	return 0
 }
+
+// stretchedSave is how long a save must last for the loop to see the file
+// removed or empty for its whole wait for quiet (loop's grace, 500 ms), less
+// a margin for the two processes' clocks: shorter saves must draw no
+// warning.
+const stretchedSave = 450 * time.Millisecond
 
 // interruptible runs a command with SIGINT and SIGHUP at their defaults, as
 // a program started from a terminal has them: a script's `kill -INT` then

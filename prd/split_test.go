@@ -64,7 +64,7 @@ func chunksOf(data []byte) []chunk {
 func TestParseSplit(t *testing.T) {
 	big := fixture.PRD(2000, 1000) // 1 MB, as Marshal writes it
 	if len(big) < 2*splitMin {
-		t.Fatalf("the fixture is too short to split: %d bytes", len(big))
+		t.Fatalf("the fixture is too short to cut into chunks: %d bytes", len(big))
 	}
 	cs := chunksOf(big)
 	if len(cs) != 2*chunksPerCPU {

@@ -148,17 +148,17 @@ func FuzzMarshalSame(f *testing.F) {
 		// Parse remembers the stories as parsed, which Marshal then
 		// compares with; parse alone does not, as after ReadOnce, when
 		// Marshal also notes the stories in runs (see note).
-		for i, read := range []func([]byte, string) (*File, error){Parse, func(data []byte, name string) (*File, error) {
-			return parse(data, name, false)
-		}, func(data []byte, name string) (*File, error) {
-			return parse(data, name, false)
-		}} {
-			file, err := read(data, "prd.json")
+		alone := func(data []byte, name string) (*File, error) { return parse(data, name, false) }
+		for _, c := range []struct {
+			read     func([]byte, string) (*File, error)
+			readOnce bool
+		}{{Parse, false}, {alone, false}, {alone, true}} {
+			file, err := c.read(data, "prd.json")
 			if err != nil {
 				return
 			}
 			change(file, changes)
-			readOnce.Store(i == 2)
+			readOnce.Store(c.readOnce)
 			got, err := file.Marshal()
 			readOnce.Store(false)
 			if err != nil {

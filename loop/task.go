@@ -19,7 +19,8 @@ import (
 // edit changes prd.json with fn under the lock. A missing or broken file
 // is bad input, named as the user knows it. fn gets a file that validated;
 // an edit that can make it invalid validates it again (AddStory), one that
-// changes only a story's status or answers need not.
+// changes only a story's status or answers need not, and goes through
+// editStory.
 //
 // With harness.toml's settings in o.Config, an iteration that a stopped
 // ralph left open is recorded first (see closeStopped), once a dry run of
@@ -29,6 +30,20 @@ import (
 // The dry run is made only when such an iteration is open: a file of
 // thousands of stories is read once in the usual case, not twice.
 func edit(o Options, fn func(f *prd.File) error) error {
+	return editFile(o, false, fn)
+}
+
+// editStory is edit for an edit that changes one story's own members,
+// not its id nor its dependsOn (see prd.UpdateStories): a large file's
+// dependencies are checked while fn runs and the file is written, and
+// fn's change is dropped when they are not sound.
+func editStory(o Options, fn func(f *prd.File) error) error {
+	return editFile(o, true, fn)
+}
+
+// editFile is edit, through prd.UpdateStories when members says that fn
+// changes the stories' own members only.
+func editFile(o Options, members bool, fn func(f *prd.File) error) error {
 	if o.harnessed() && leftOpen(o.path(ProgressFile)) != nil {
 		if f, err := prd.Read(o.path(PRDFile), PRDFile); err == nil {
 			switch err := fn(f); {
@@ -40,13 +55,18 @@ func edit(o Options, fn func(f *prd.File) error) error {
 			}
 		}
 	}
-	called := false
-	err := prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
-		called = true
-		return fn(f)
-	})
-	if err != nil && !called {
-		// prd.json could not be locked, read or parsed.
+	var valid bool
+	var err error
+	if members {
+		valid, err = prd.UpdateStories(o.path(PRDFile), PRDFile, nil, fn)
+	} else {
+		err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
+			valid = true
+			return fn(f)
+		})
+	}
+	if err != nil && !valid {
+		// prd.json could not be locked, read or parsed, or is not valid.
 		return o.prdError(err)
 	}
 	return err
@@ -176,7 +196,7 @@ func uniq(ids []string) []string {
 func AnswerStory(o Options, id, answer string) (StoryDetail, string, error) {
 	var after StoryDetail
 	var question string
-	err := edit(o, func(f *prd.File) error {
+	err := editStory(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err
@@ -204,7 +224,7 @@ func AnswerStory(o Options, id, answer string) (StoryDetail, string, error) {
 // the story as it was and as it is now; when there was nothing to reset,
 // the file is not written.
 func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
-	err = edit(o, func(f *prd.File) error {
+	err = editStory(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err
@@ -232,7 +252,7 @@ func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
 // if any. A story that passes or failed cannot be blocked: reset it first.
 func BlockStory(o Options, id, question string) (saved, replaced string, err error) {
 	question = o.secrets().String(question)
-	err = edit(o, func(f *prd.File) error {
+	err = editStory(o, func(f *prd.File) error {
 		s, err := story(f, id)
 		if err != nil {
 			return err

@@ -379,7 +379,23 @@ func (m *memo) complete() bool {
 	return true
 }
 
+// parse decodes and validates data, the text of the file called name;
+// owned is parseText's.
 func parse(data []byte, name string, owned bool) (*File, error) {
+	f, d, err := decodeText(data, name, owned)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.validateAround(name, d.hasStories, nil, d.problems, &d.hashes); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decodeText is parse but for the validation of a text decoded without
+// error: it returns the File and the decoder that validation needs (see
+// validateAround).
+func decodeText(data []byte, name string, owned bool) (*File, *decoder, error) {
 	// The File keeps pieces of the text, so it gets a copy of its own that
 	// nothing writes to (unless the caller handed data over): the decoded
 	// strings are substrings of it, so a file of ten thousand stories costs
@@ -397,7 +413,7 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 	f, ok := d.file()
 	if !ok && strings.HasPrefix(src, "\ufeff") {
 		// As Windows editors write it; JSON leaves it out.
-		return nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", textpos.At(name, data, 0))
+		return nil, nil, fmt.Errorf("%s: starts with a byte order mark (U+FEFF): save it as UTF-8 without one", textpos.At(name, data, 0))
 	}
 	if !ok {
 		// encoding/json has the last word on text the decoder turns down,
@@ -407,13 +423,13 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 		if err := json.Unmarshal(data, &raw); err != nil {
 			var serr *json.SyntaxError
 			if errors.As(err, &serr) {
-				return nil, fmt.Errorf("%s: %w", textpos.At(name, data, syntaxOffset(data, serr)), serr)
+				return nil, nil, fmt.Errorf("%s: %w", textpos.At(name, data, syntaxOffset(data, serr)), serr)
 			}
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		d = &decoder{text: t, name: name, blocks: true, deep: true}
 		if f, ok = d.file(); !ok {
-			return nil, fmt.Errorf("%s: valid JSON that ralph cannot read: please report it", name)
+			return nil, nil, fmt.Errorf("%s: valid JSON that ralph cannot read: please report it", name)
 		}
 	}
 	if len(d.errs) > 0 {
@@ -425,12 +441,9 @@ func parse(data []byte, name string, owned bool) (*File, error) {
 				d.errs = append(d.errs, err)
 			}
 		}
-		return nil, errors.Join(d.errs...)
+		return nil, nil, errors.Join(d.errs...)
 	}
-	if err := f.validateAround(name, d.hasStories, nil, d.problems, &d.hashes); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return f, d, nil
 }
 
 // decoder turns the raw JSON of a prd.json into a File, collecting an error

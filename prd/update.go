@@ -3,9 +3,11 @@ package prd
 import (
 	"errors"
 	"io/fs"
+	"runtime"
 	"sync"
 	"syscall"
 
+	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/durable"
 	"github.com/ralph-harness/ralph/internal/flock"
 	"github.com/ralph-harness/ralph/internal/readbuf"
@@ -26,37 +28,106 @@ var ErrUnchanged = errors.New("unchanged")
 // atomicfile.WriteQueued): the loop records a verdict and goes on while the
 // disk catches up.
 func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
-	return update(path, name, q, nil, fn)
+	_, err := update(path, name, q, nil, false, fn)
+	return err
+}
+
+// UpdateStories is Update for an edit that changes the stories' own
+// members only: no story's id or dependsOn, nor which stories the file
+// has, nor their order. In a brief command (see ReadOnce) with more than
+// one CPU, a large file's dependencies are then checked while fn changes
+// it and it is written (see updateApart). valid reports whether the file
+// was locked, read and found valid: an error is then fn's or the save's.
+func UpdateStories(path, name string, q *durable.Queue, fn func(*File) error) (valid bool, err error) {
+	return update(path, name, q, nil, true, fn)
 }
 
 // update is Update, where ahead, when not nil, is a save written ahead
 // that takes the file's place if it still fits the text the file holds
-// (see SetStatus); fn is called when it does not.
-func update(path, name string, q *durable.Queue, ahead *Ahead, fn func(*File) error) error {
+// (see SetStatus); fn is called when it does not. members says that fn
+// changes the stories' own members only (see UpdateStories); valid is
+// UpdateStories'.
+func update(path, name string, q *durable.Queue, ahead *Ahead, members bool, fn func(*File) error) (valid bool, err error) {
 	unlock, err := Lock(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
 	data, err := readText(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if ahead.commit(data, q) {
 		putSpare(data)
-		return nil
+		return true, nil
+	}
+	if members && apart(data) {
+		return updateApart(path, name, q, data, fn)
 	}
 	f, err := parseRead(data, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := fn(f); err != nil {
 		if errors.Is(err, ErrUnchanged) {
-			return nil
+			return true, nil
 		}
-		return err
+		return true, err
 	}
-	return f.save(path, q)
+	return true, f.save(path, q)
+}
+
+// apart reports whether updateApart may edit the text data of the file:
+// a large one, read once by a process with more than one CPU. The loop's
+// files are read again and remembered (see Parse), and it runs on one.
+func apart(data []byte) bool {
+	return len(data) >= splitMin && readOnce.Load() && runtime.GOMAXPROCS(0) > 1
+}
+
+// updateApart is update for an edit of the stories' own members, of the
+// text data. The stories' dependencies are checked on one CPU (see
+// checkDeps, which reads nothing else of them), while on another fn
+// changes the file and it is written where nobody sees it (see
+// atomicfile.Prepare); the file written takes the file's place only once
+// they are found sound. Problems of the file are told as parse tells
+// them, and fn's errors, or the save's, only when it has none.
+func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File) error) (valid bool, err error) {
+	f, d, err := decodeText(data, name, true)
+	if err != nil {
+		return false, err
+	}
+	c, errs := f.checkIDs(name, d.hasStories, nil, d.problems, &d.hashes)
+	if len(errs) > 0 {
+		return false, errors.Join(append(errs, c.checkDeps()...)...)
+	}
+	checked := make(chan []error, 1)
+	go func() { checked <- c.checkDeps() }()
+	// fn looks stories up through the index checkIDs built, which
+	// checkDeps only reads.
+	f.ids = c.first
+	edited := fn(f)
+	var p *atomicfile.Pending
+	var perr error
+	if edited == nil {
+		text, _ := f.marshal()
+		p, perr = atomicfile.Prepare(path, 0o644, text...)
+	}
+	if errs := <-checked; len(errs) > 0 {
+		p.Close()
+		return false, errors.Join(errs...)
+	}
+	switch {
+	case errors.Is(edited, ErrUnchanged):
+		return true, nil
+	case edited != nil:
+		return true, edited
+	case errors.Is(perr, errors.ErrUnsupported):
+		// Nothing can be written ahead here: the file is saved as usual.
+		return true, f.save(path, q)
+	case perr != nil:
+		return true, perr
+	}
+	return true, p.Commit(q)
 }
 
 // Lock takes the exclusive lock Update holds on the file at path, waiting

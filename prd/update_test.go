@@ -1,11 +1,16 @@
 package prd
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/ralph-harness/ralph/bench/fixture"
 )
 
 func TestUpdateConcurrent(t *testing.T) {
@@ -61,5 +66,102 @@ func TestUpdateErrorLeavesFile(t *testing.T) {
 		if string(got) != string(orig) {
 			t.Errorf("file changed to %s", got)
 		}
+	}
+}
+
+// TestUpdateStoriesApart: in a brief command on two CPUs, UpdateStories
+// checks a large file's dependencies while fn changes it and it is
+// written (updateApart). It saves what Update saves, and a file Update
+// turns down is turned down with the same errors and left as it was,
+// though fn ran: fn's change is dropped.
+func TestUpdateStoriesApart(t *testing.T) {
+	defer func(n int) { splitMin = n }(splitMin)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer readOnce.Store(readOnce.Load())
+	splitMin = 4 << 10
+	ReadOnce()
+	good := fixture.PRD(100, 50)
+	if len(good) < 2*splitMin {
+		t.Fatalf("the fixture is %d bytes: too small to be decoded in chunks", len(good))
+	}
+	deps := func(i int) string { return "\"dependsOn\": [\n        \"" + fixture.StoryID(i) }
+	replace := func(pairs ...string) []byte {
+		data := good
+		for i := 0; i < len(pairs); i += 2 {
+			if !bytes.Contains(data, []byte(pairs[i])) {
+				t.Fatalf("the fixture has no %q", pairs[i])
+			}
+			data = bytes.Replace(data, []byte(pairs[i]), []byte(pairs[i+1]), 1)
+		}
+		return data
+	}
+	boom := errors.New("boom")
+	reset := func(ret error) func(f *File) error {
+		return func(f *File) error {
+			f.Story(fixture.StoryID(1)).Reset()
+			return ret
+		}
+	}
+	tests := []struct {
+		name string
+		data []byte
+		fn   func(f *File) error
+		// apart: fn runs although the file is turned down, as only
+		// updateApart calls it before the dependencies are checked.
+		apart bool
+	}{
+		{name: "reset", data: good, fn: reset(nil)},
+		{name: "fn fails", data: good, fn: reset(boom)},
+		{name: "unchanged", data: good, fn: reset(ErrUnchanged)},
+		{name: "unknown dependency", data: replace(deps(50), deps(99999)), fn: reset(nil), apart: true},
+		{name: "cycle", data: replace(deps(2), deps(6), deps(5), deps(3)), fn: reset(nil), apart: true},
+		{name: "story depends on itself", data: replace(deps(2), deps(3)), fn: reset(nil), apart: true},
+		{name: "duplicate id", data: replace(`"id": "US-00007"`, `"id": "US-00008"`), fn: reset(nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(name string, update func(path string, fn func(*File) error) (bool, error)) (called, valid bool, err error, saved []byte) {
+				path := filepath.Join(dir, name)
+				if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				valid, err = update(path, func(f *File) error {
+					called = true
+					return tt.fn(f)
+				})
+				saved, rerr := os.ReadFile(path)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				return called, valid, err, saved
+			}
+			_, valid, err, saved := run("update.json", func(path string, fn func(*File) error) (bool, error) {
+				called := false
+				err := Update(path, "prd.json", nil, func(f *File) error {
+					called = true
+					return fn(f)
+				})
+				return called, err
+			})
+			called, validApart, errApart, savedApart := run("apart.json", func(path string, fn func(*File) error) (bool, error) {
+				return UpdateStories(path, "prd.json", nil, fn)
+			})
+			if fmt.Sprint(errApart) != fmt.Sprint(err) {
+				t.Errorf("UpdateStories returned\n%v\nUpdate\n%v", errApart, err)
+			}
+			if validApart != valid {
+				t.Errorf("UpdateStories says valid %v, Update called fn: %v", validApart, valid)
+			}
+			if !bytes.Equal(savedApart, saved) {
+				t.Errorf("UpdateStories saved\n%s\nUpdate\n%s", savedApart, saved)
+			}
+			if !valid && !bytes.Equal(saved, tt.data) {
+				t.Errorf("a file turned down was changed")
+			}
+			if called != tt.apart && !valid {
+				t.Errorf("fn called: %v; want %v (the file was turned down: fn runs only in updateApart, while its dependencies are checked)", called, tt.apart)
+			}
+		})
 	}
 }

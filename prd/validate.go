@@ -29,10 +29,49 @@ func (f *File) validate(name string, listed bool) error {
 // storiesFrom), or -1; hashes are the hashes of the ids the decoder took,
 // or nil.
 func (f *File) validateAround(name string, listed bool, mistyped map[member]bool, counted int, hashes *idHashes) error {
-	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	c, errs := f.checkIDs(name, listed, mistyped, counted, hashes)
+	errs = append(errs, c.checkDeps()...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
+	f.ids = c.first
+	return nil
+}
+
+// idCheck is what checkIDs found of a file's ids, for checkDeps.
+type idCheck struct {
+	name     string // the file's, for messages
+	stories  []*Story
+	mistyped map[member]bool
+	hashes   *idHashes
+	// first is the index of the first story with each id; dups holds the
+	// ids more than one story has, usually none.
+	first *idIndex
+	dups  map[string]bool
+}
+
+// errorf returns a problem of the file, prefixed by its name.
+func (c *idCheck) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s", c.name, fmt.Sprintf(format, args...))
+}
+
+// storyName names the i-th story in messages: by its id when that is
+// unique (see name).
+func (c *idCheck) storyName(i int) string {
+	if c.dups[c.stories[i].ID] {
+		return fmt.Sprintf("userStories[%d]", i)
+	}
+	return storyName(c.stories, i)
+}
+
+// checkIDs is the first part of validateAround: everything but the
+// dependencies, which checkDeps checks with what it returns. It reads
+// the stories' ids and dependencies, and every member of a story only
+// when some story has a problem.
+func (f *File) checkIDs(name string, listed bool, mistyped map[member]bool, counted int, hashes *idHashes) (*idCheck, []error) {
+	c := &idCheck{name: name, stories: f.Stories, mistyped: mistyped, hashes: hashes}
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, c.errorf(format, args...)) }
 	// An empty list is a file to add stories to (`ralph task add`); the
 	// loop says there is nothing to do.
 	if !listed {
@@ -42,19 +81,18 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		add("project: %U is a control character: a project's name is a line of plain text", r)
 	}
 
-	// first is the index of the first story with each id, built from the
-	// hashes the decoder took when it has them (see idIndex). Meanwhile
-	// the problems each story has on its own are counted, unless the
-	// decoder did, by another goroutine when there are many stories and a
-	// second CPU: a file read is usually fine, and its stories are told
-	// about only when there are some.
-	if hashes == nil {
-		hashes = &idHashes{}
+	// The index is built from the hashes the decoder took when it has
+	// them (see idIndex). Meanwhile the problems each story has on its
+	// own are counted, unless the decoder did, by another goroutine when
+	// there are many stories and a second CPU: a file read is usually
+	// fine, and its stories are told about only when there are some.
+	if c.hashes == nil {
+		c.hashes = &idHashes{}
 		for _, s := range f.Stories {
-			hashes.take(s)
+			c.hashes.take(s)
 		}
 	}
-	first := newIDIndex(len(f.Stories))
+	c.first = newIDIndex(len(f.Stories))
 	problems := 0
 	done := make(chan struct{})
 	countProblems := func() {
@@ -73,61 +111,60 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 	default:
 		countProblems()
 	}
-	// dups holds the ids more than one story has, usually none.
-	var dups map[string]bool
 	for i, s := range f.Stories {
 		if s.ID == "" {
 			continue
 		}
-		if _, added := first.add(s.idHash, i, f.Stories); !added {
-			if dups == nil {
-				dups = map[string]bool{}
+		if _, added := c.first.add(s.idHash, i, f.Stories); !added {
+			if c.dups == nil {
+				c.dups = map[string]bool{}
 			}
-			dups[s.ID] = true
+			c.dups[s.ID] = true
 		}
 	}
 	<-done
 	firstOf := func(i int) int {
-		j, _ := first.lookup(f.Stories[i].idHash, f.Stories[i].ID, f.Stories)
+		j, _ := c.first.lookup(f.Stories[i].idHash, f.Stories[i].ID, f.Stories)
 		return j
-	}
-	// storyName names the i-th story in messages: by its id when that is
-	// unique (see name).
-	storyName := func(i int) string {
-		if dups[f.Stories[i].ID] {
-			return fmt.Sprintf("userStories[%d]", i)
-		}
-		return f.name(i)
 	}
 	// The problems are told, with the stories' names, only when there
 	// are some.
-	if problems > 0 || dups != nil {
+	if problems > 0 || c.dups != nil {
 		for i, s := range f.Stories {
-			storyProblems(s, i, mistyped, dups, firstOf, storyName, add)
+			storyProblems(s, i, mistyped, c.dups, firstOf, c.storyName, add)
 		}
 	}
+	return c, errs
+}
 
+// checkDeps is the rest of validateAround after checkIDs: the stories'
+// dependencies, and their cycles. It reads the stories' ids and
+// dependencies only, so that it may run while another goroutine changes
+// the stories' other members (see UpdateStories).
+func (c *idCheck) checkDeps() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, c.errorf(format, args...)) }
 	// deps holds, story after story, the indexes of the stories each
 	// depends on (leaving out unknown ids and the story itself, reported
 	// here); story i's are deps[ends[i-1]:ends[i]].
 	var deps []int
-	ends := make([]int, len(f.Stories))
+	ends := make([]int, len(c.stories))
 	idsKnown := true
-	for m := range mistyped {
+	for m := range c.mistyped {
 		idsKnown = idsKnown && m.key != "id"
 	}
 	k := 0 // the next dependency's place in hashes.deps
-	for i, s := range f.Stories {
+	for i, s := range c.stories {
 		start := len(deps)
 		for _, id := range s.DependsOn {
-			h := hashes.deps[k]
+			h := c.hashes.deps[k]
 			k++
-			switch j, known := first.lookup(h, id, f.Stories); {
+			switch j, known := c.first.lookup(h, id, c.stories); {
 			case !known && !idsKnown:
 			case !known:
-				add("%s: dependsOn names unknown story %q", storyName(i), id)
+				add("%s: dependsOn names unknown story %q", c.storyName(i), id)
 			case id == s.ID:
-				add("%s: dependsOn names the story itself", storyName(i))
+				add("%s: dependsOn names the story itself", c.storyName(i))
 			case slices.Contains(deps[start:], j):
 				// Named twice: one way to it, or each cycle would be
 				// told twice.
@@ -137,14 +174,10 @@ func (f *File) validateAround(name string, listed bool, mistyped map[member]bool
 		}
 		ends[i] = len(deps)
 	}
-	for _, c := range f.cycles(deps, ends, storyName) {
-		add("dependsOn cycle: %s", strings.Join(c, " -> "))
+	for _, cycle := range cycles(c.stories, deps, ends, c.storyName) {
+		add("dependsOn cycle: %s", strings.Join(cycle, " -> "))
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	f.ids = first
-	return nil
+	return errs
 }
 
 // countApart is the number of stories from which validate counts their
@@ -204,13 +237,13 @@ func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bo
 // cycles returns the dependency cycles among the stories, each as the
 // stories along it, named by name, with the first repeated at the end. deps
 // and ends are the stories' dependencies as validate lists them.
-func (f *File) cycles(deps, ends []int, name func(int) string) [][]string {
+func cycles(stories []*Story, deps, ends []int, name func(int) string) [][]string {
 	const (
 		unseen = iota
 		onPath
 		finished
 	)
-	state := make([]int8, len(f.Stories))
+	state := make([]int8, len(stories))
 	var path []int // indexes of the stories on the current path
 	var found [][]string
 	var visit func(i int)
@@ -236,7 +269,7 @@ func (f *File) cycles(deps, ends []int, name func(int) string) [][]string {
 		path = path[:len(path)-1]
 		state[i] = finished
 	}
-	for i := range f.Stories {
+	for i := range stories {
 		if state[i] == unseen {
 			visit(i)
 		}
@@ -247,8 +280,11 @@ func (f *File) cycles(deps, ends []int, name func(int) string) [][]string {
 // name names the i-th story in messages: by its id when that is a word,
 // else by its place, so that no message carries a line break or a
 // terminal's escape.
-func (f *File) name(i int) string {
-	if id := f.Stories[i].ID; CheckID(id) == nil {
+func (f *File) name(i int) string { return storyName(f.Stories, i) }
+
+// storyName is File.name for the i-th of stories.
+func storyName(stories []*Story, i int) string {
+	if id := stories[i].ID; CheckID(id) == nil {
 		return id
 	}
 	return fmt.Sprintf("userStories[%d]", i)

@@ -87,10 +87,10 @@ func apart(data []byte) bool {
 // updateApart is update for an edit of the stories' own members, of the
 // text data. The stories' dependencies are checked on one CPU (see
 // checkDeps, which reads nothing else of them), while on another fn
-// changes the file and it is written where nobody sees it (see
-// atomicfile.Prepare); the file written takes the file's place only once
-// they are found sound. Problems of the file are told as parse tells
-// them, and fn's errors, or the save's, only when it has none.
+// changes the file and it is written to a temp file (see atomicfile.Stage),
+// which takes the file's place only once they are found sound. Problems
+// of the file are told as parse tells them, and fn's errors, or the
+// save's, only when it has none.
 func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File) error) (valid bool, err error) {
 	f, d, err := decodeText(data, name, true)
 	if err != nil {
@@ -110,7 +110,7 @@ func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File
 	var perr error
 	if edited == nil {
 		text, _ := f.marshal()
-		p, perr = atomicfile.Prepare(path, 0o644, text...)
+		p, perr = atomicfile.Stage(path, 0o644, text...)
 	}
 	if errs := <-checked; len(errs) > 0 {
 		p.Close()
@@ -121,9 +121,6 @@ func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File
 		return true, nil
 	case edited != nil:
 		return true, edited
-	case errors.Is(perr, errors.ErrUnsupported):
-		// Nothing can be written ahead here: the file is saved as usual.
-		return true, f.save(path, q)
 	case perr != nil:
 		return true, perr
 	}

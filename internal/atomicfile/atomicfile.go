@@ -67,36 +67,11 @@ func Copy(path string, r io.Reader, perm os.FileMode) error {
 
 // write replaces the file at path with what content writes, as Write says.
 func write(path string, perm os.FileMode, q *durable.Queue, content func(io.Writer) error) error {
-	if err := replace(path, perm, q, content); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// replace is write, its errors without the file's name.
-func replace(path string, perm os.FileMode, q *durable.Queue, content func(io.Writer) error) error {
-	target, mode, err := resolve(path, perm)
+	p, err := stage(path, perm, content)
 	if err != nil {
 		return err
 	}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, tempPrefix(base))
-	if err != nil {
-		return err
-	}
-	if err := fill(f, content, mode); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return install(path, f.Name(), target, q, nil)
+	return p.install(q)
 }
 
 // install renames the temp file tmp, whose content is durable, over

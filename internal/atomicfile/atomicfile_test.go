@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -388,4 +389,76 @@ func TestCopy(t *testing.T) {
 		t.Errorf("Copy from a failing reader: %v, want its error", err)
 	}
 	checkFile(t, path, big, 0o640)
+}
+
+// TestStage: a staged content is in a temp file beside the file, which is
+// untouched until the content is committed; then the file holds it, with
+// its mode, and the temp file is gone. Closed instead, or committed after
+// the file's link was pointed elsewhere, it leaves no trace.
+func TestStage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o640)
+	p, err := Stage(path, 0o644, []byte("new"), []byte("\n"))
+	if err != nil {
+		t.Fatalf("Stage: %v", err)
+	}
+	checkFile(t, path, "old\n", 0o640)
+	names := dirNames(t, dir)
+	if len(names) != 2 || !strings.HasPrefix(names[0], tempPrefix("prd.json")) {
+		t.Fatalf("after Stage, the directory holds %q, want prd.json and a temp file", names)
+	}
+	checkFile(t, filepath.Join(dir, names[0]), "new\n", 0o640)
+	var q durable.Queue
+	if err := p.Commit(&q); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if err := q.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+	checkFile(t, path, "new\n", 0o640)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("after Commit, the directory holds %q, want %q", got, want)
+	}
+	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("a second Commit: %v, want fs.ErrClosed", err)
+	}
+
+	p, err = Stage(path, 0o644, []byte("newer\n"))
+	if err != nil {
+		t.Fatalf("Stage: %v", err)
+	}
+	p.Close()
+	p.Close()
+	checkFile(t, path, "new\n", 0o640)
+	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("after Close, the directory holds %q, want %q", got, want)
+	}
+	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Commit after Close: %v, want fs.ErrClosed", err)
+	}
+
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink("prd.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = Stage(link, 0o644, []byte("newest\n")); err != nil {
+		t.Fatalf("Stage: %v", err)
+	}
+	writeOld(t, filepath.Join(dir, "other.json"), "other\n", 0o644)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(nil); err == nil || !strings.Contains(err.Error(), "now a link to") {
+		t.Errorf("Commit through a link pointed elsewhere: %v, want an error", err)
+	}
+	p.Close()
+	checkFile(t, path, "new\n", 0o640)
+	checkFile(t, filepath.Join(dir, "other.json"), "other\n", 0o644)
+	if got, want := dirNames(t, dir), []string{"link.json", "other.json", "prd.json"}; !slices.Equal(got, want) {
+		t.Errorf("the directory holds %q, want %q", got, want)
+	}
 }

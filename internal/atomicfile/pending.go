@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -13,11 +14,14 @@ import (
 )
 
 // Pending is a file's new content, written and synced ahead of time into
-// a file without a name, which no path leads to: it takes the file's place
-// when committed, and is gone without a trace when closed instead.
+// a file without a name, which no path leads to (see Prepare), or into a
+// temp file beside it (see Stage): it takes the file's place when
+// committed, and is gone without a trace when closed instead.
 type Pending struct {
 	path, target string
 	f            *os.File // nil once committed or closed
+	// named says that f is a temp file beside target, made by Stage.
+	named bool
 }
 
 // Prepare writes the pieces of text, one after another, as the new content
@@ -41,6 +45,37 @@ func Prepare(path string, perm os.FileMode, text ...[]byte) (*Pending, error) {
 	return &Pending{path: path, target: target, f: f}, nil
 }
 
+// Stage is Prepare with the content in a temp file beside the file at
+// path, as Write writes it: a path leads to it until it is committed or
+// closed, but its commit neither links it nor syncs it again. It suits a
+// process that nothing else shares the directory with meanwhile, unlike a
+// write ahead of an agent's work.
+func Stage(path string, perm os.FileMode, text ...[]byte) (*Pending, error) {
+	return stage(path, perm, pieces(text))
+}
+
+// stage is Stage with what content writes.
+func stage(path string, perm os.FileMode, content func(io.Writer) error) (*Pending, error) {
+	target, mode, err := resolve(path, perm)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, tempPrefix(base))
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fill(f, content, mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &Pending{path: path, target: target, f: f, named: true}, nil
+}
+
 // Commit replaces the file with p's content, as WriteQueued does once its
 // temp file is synced: the syncs that make the replacement durable are
 // queued on q. The file at p's path must still be the one it was when
@@ -56,6 +91,9 @@ func (p *Pending) Commit(q *durable.Queue) error {
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	if p.named {
+		return p.install(q)
 	}
 	dir, base := filepath.Split(target)
 	var tmp string
@@ -77,12 +115,29 @@ func (p *Pending) Commit(q *durable.Queue) error {
 	return nil
 }
 
+// install is Commit for a Pending made by Stage.
+func (p *Pending) install(q *durable.Queue) error {
+	f := p.f
+	p.f = nil
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	if err := install(p.path, f.Name(), p.target, q, nil); err != nil {
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	return nil
+}
+
 // Close lets go of p's content if it was not committed: the file at p's
 // path stays as it is. It may be called any number of times, on a nil
 // Pending too.
 func (p *Pending) Close() {
 	if p != nil && p.f != nil {
 		p.f.Close()
+		if p.named {
+			os.Remove(p.f.Name())
+		}
 		p.f = nil
 	}
 }

@@ -53,6 +53,22 @@ func update(path, name string, q *durable.Queue, ahead *Ahead, members bool, fn 
 		return false, err
 	}
 	defer unlock()
+	if q == nil {
+		// The save's syncs are waited for before update returns, but run
+		// on a queue of its own, so that the lock is let go of as soon
+		// as the file is replaced: its descriptor may be the last hold
+		// on the file replaced, and letting go of that frees the file's
+		// pages and blocks, which for a large file takes as long as the
+		// syncs: it runs while they do.
+		own := new(durable.Queue)
+		defer func() {
+			unlock()
+			if werr := own.Wait(); err == nil {
+				err = werr
+			}
+		}()
+		q = own
+	}
 	data, err := readText(path)
 	if err != nil {
 		return false, err

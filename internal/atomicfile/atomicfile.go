@@ -100,7 +100,15 @@ func install(path, tmp, target string, q *durable.Queue, linked *os.File) error 
 	}
 	// The rename is durable only once the directory entry is on disk.
 	return q.Do(func() error {
-		release()
+		// The old file's pages and blocks are freed while the syncs
+		// run: for a large file that takes as long as they do (a
+		// discard of its blocks, on this disk).
+		freed := make(chan struct{})
+		go func() {
+			release()
+			close(freed)
+		}()
+		defer func() { <-freed }()
 		var err error
 		if linked != nil {
 			// The file's count of names is in its inode, which its own

@@ -178,3 +178,41 @@ func TestLinkUnnamed(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteQueuedLetsGoOfOld: the file replaced is held open for the
+// queue, which pays for freeing it while it syncs, and let go of: once
+// Wait returns, no descriptor of it is left.
+func TestWriteQueuedLetsGoOfOld(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prd.json")
+	writeOld(t, path, "old\n", 0o644)
+	for range 10 {
+		var q durable.Queue
+		if err := WriteQueued(path, 0o644, &q, []byte("new\n")); err != nil {
+			t.Fatalf("WriteQueued: %v", err)
+		}
+		if err := q.Wait(); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if n := heldDeleted(t, path); n > 0 {
+			t.Fatalf("after Wait, %d descriptors of the file replaced are still open", n)
+		}
+	}
+}
+
+// heldDeleted counts the process's descriptors of files once at path and
+// since removed or replaced.
+func heldDeleted(t *testing.T, path string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path+" (deleted)" {
+			n++
+		}
+	}
+	return n
+}

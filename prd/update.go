@@ -127,9 +127,12 @@ func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File
 	if edited == nil {
 		text, _ := f.marshal()
 		p, perr = atomicfile.Stage(path, 0o644, text...)
+		// Unless committed, the temp file is removed: when the
+		// dependencies are not sound, or the commit finds the file's
+		// link pointed elsewhere.
+		defer p.Close()
 	}
 	if errs := <-checked; len(errs) > 0 {
-		p.Close()
 		return false, errors.Join(errs...)
 	}
 	switch {

@@ -159,6 +159,9 @@ func TestUpdateStoriesApart(t *testing.T) {
 			if !valid && !bytes.Equal(saved, tt.data) {
 				t.Errorf("a file turned down was changed")
 			}
+			if entries, err := os.ReadDir(dir); err != nil || len(entries) != 2 {
+				t.Errorf("the directory holds %d files (%v), want the two prd.json files alone: no temp file left", len(entries), err)
+			}
 			if called != tt.apart && !valid {
 				t.Errorf("fn called: %v; want %v (the file was turned down: fn runs only in updateApart, while its dependencies are checked)", called, tt.apart)
 			}

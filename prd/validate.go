@@ -56,7 +56,7 @@ func (c *idCheck) errorf(format string, args ...any) error {
 }
 
 // storyName names the i-th story in messages: by its id when that is
-// unique (see name).
+// unique (see the function storyName).
 func (c *idCheck) storyName(i int) string {
 	if c.dups[c.stories[i].ID] {
 		return fmt.Sprintf("userStories[%d]", i)
@@ -98,7 +98,7 @@ func (f *File) checkIDs(name string, listed bool, mistyped map[member]bool, coun
 	countProblems := func() {
 		count := func(string, ...any) { problems++ }
 		for i, s := range f.Stories {
-			storyProblems(s, i, mistyped, nil, nil, f.name, count)
+			storyProblems(s, i, mistyped, nil, nil, func(i int) string { return storyName(f.Stories, i) }, count)
 		}
 		close(done)
 	}
@@ -277,12 +277,9 @@ func cycles(stories []*Story, deps, ends []int, name func(int) string) [][]strin
 	return found
 }
 
-// name names the i-th story in messages: by its id when that is a word,
-// else by its place, so that no message carries a line break or a
-// terminal's escape.
-func (f *File) name(i int) string { return storyName(f.Stories, i) }
-
-// storyName is File.name for the i-th of stories.
+// storyName names the i-th of stories in messages: by its id when that
+// is a word, else by its place, so that no message carries a line break
+// or a terminal's escape.
 func storyName(stories []*Story, i int) string {
 	if id := stories[i].ID; CheckID(id) == nil {
 		return id

@@ -391,6 +391,24 @@ func TestCopy(t *testing.T) {
 	checkFile(t, path, big, 0o640)
 }
 
+// checkClosed closes p, which holds a new content for the file at path,
+// twice, and checks that it leaves no trace: the file holds want still,
+// with mode, the file's directory holds it alone, and p has nothing left
+// to commit.
+func checkClosed(t testing.TB, p *Pending, path, want string, mode os.FileMode) {
+	t.Helper()
+	p.Close()
+	p.Close()
+	checkFile(t, path, want, mode)
+	if got, w := dirNames(t, filepath.Dir(path)), []string{filepath.Base(path)}; !slices.Equal(got, w) {
+		t.Errorf("after Close, the directory holds %q, want %q", got, w)
+	}
+	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Commit after Close: %v, want fs.ErrClosed", err)
+	}
+	checkFile(t, path, want, mode)
+}
+
 // TestStage: a staged content is in a temp file beside the file, which is
 // untouched until the content is committed; then the file holds it, with
 // its mode, and the temp file is gone. Closed instead, or committed after
@@ -428,15 +446,7 @@ func TestStage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stage: %v", err)
 	}
-	p.Close()
-	p.Close()
-	checkFile(t, path, "new\n", 0o640)
-	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
-		t.Errorf("after Close, the directory holds %q, want %q", got, want)
-	}
-	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
-		t.Errorf("Commit after Close: %v, want fs.ErrClosed", err)
-	}
+	checkClosed(t, p, path, "new\n", 0o640)
 
 	link := filepath.Join(dir, "link.json")
 	if err := os.Symlink("prd.json", link); err != nil {

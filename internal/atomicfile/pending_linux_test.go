@@ -81,16 +81,7 @@ func TestPrepareClose(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
-	p.Close()
-	p.Close()
-	checkFile(t, path, "old\n", 0o644)
-	if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
-		t.Errorf("the directory holds %q, want %q", got, want)
-	}
-	if err := p.Commit(nil); !errors.Is(err, fs.ErrClosed) {
-		t.Errorf("Commit after Close: %v, want fs.ErrClosed", err)
-	}
-	checkFile(t, path, "old\n", 0o644)
+	checkClosed(t, p, path, "old\n", 0o644)
 	// A failed sync of the content leaves nothing to commit.
 	failSync(t, 1)
 	if _, err := Prepare(path, 0o644, []byte("new\n")); !errors.Is(err, errSync) {

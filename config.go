@@ -56,7 +56,7 @@ func loadHarness(dir string) (loop.Config, error) {
 	// is told at once.
 	cfg, err := parseHarness(data, harnessFile)
 	if name := cfg.PromptTemplateName; name != "" {
-		text, terr := readbuf.ReadFile(nil, filepath.Join(dir, name))
+		text, terr := readbuf.ReadFile(nil, cfg.TemplatePath(dir))
 		if terr == nil {
 			terr = blankTemplate(name, text)
 		}
@@ -153,10 +153,28 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 type tomlDecoder struct {
 	file string
 	errs []error
+	// told holds the keys an error was reported for.
+	told map[string]bool
 }
 
 func (d *tomlDecoder) errorf(key, format string, args ...any) {
 	d.errs = append(d.errs, fmt.Errorf("%s: %s: %s", d.file, key, fmt.Sprintf(format, args...)))
+	if d.told == nil {
+		d.told = map[string]bool{}
+	}
+	d.told[key] = true
+}
+
+// wrong reports whether an error was reported for key, or for an element
+// of it (key[2]): a value read as its zero value, which the checks of
+// what it means must not report again.
+func (d *tomlDecoder) wrong(key string) bool {
+	for k := range d.told {
+		if k == key || strings.HasPrefix(k, key+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *tomlDecoder) unknown(key string) {
@@ -488,8 +506,8 @@ func (d *tomlDecoder) agent(a *agentTable) loop.AgentConfig {
 		}
 	}
 	switch {
-	case a.set["command"] && a.command == nil:
-		// Its type was wrong, which is already reported.
+	case d.wrong("agent") || d.wrong("agent.command") || d.wrong("agent.preset"):
+		// A type was wrong, which is already reported.
 	case a.set["command"] && (len(a.command) == 0 || a.command[0] == ""):
 		d.errorf("agent.command", "empty command: want the program and its arguments, e.g. [\"my-agent\", \"--yes\"]")
 	case a.preset != "":
@@ -579,9 +597,10 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 				d.unknown(key + "." + k)
 			}
 		})
-		if strings.TrimSpace(c.Run) == "" {
+		if strings.TrimSpace(c.Run) == "" && !d.wrong(key+".run") {
 			d.errorf(key+".run", "empty command: want a shell command such as \"go test ./...\"")
 		}
+		named := c.Name != "" || d.wrong(key+".name")
 		if c.Name == "" {
 			c.Name = fmt.Sprintf("check%d", i+1)
 		}
@@ -590,15 +609,20 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 			// line break in it would start another.
 			d.errorf(key+".name", "%q: %U is a control character: a check's name is a line of plain text", c.Name, r)
 		}
-		if first, dup := names[c.Name]; dup {
+		first, dup := names[c.Name]
+		switch {
+		case dup && named:
 			d.errorf(key+".name", "%q: duplicate name (first at checks[%d])", c.Name, first)
+		case dup:
+			d.errorf(key, "no name, and %q, the name it would get, is checks[%d]'s: give it a name", c.Name, first)
+		default:
+			names[c.Name] = i
 		}
 		if loop.IsStoryCheckName(c.Name) {
 			// A harness check of such a name would share a story's own
 			// check's test count.
 			d.errorf(key+".name", "%q: a name of this shape (ID#3fa2b1) is kept for stories' own checks", c.Name)
 		}
-		names[c.Name] = i
 		out = append(out, c)
 	}
 	return out
@@ -611,8 +635,9 @@ func (d *tomlDecoder) guardKey(g *loop.Guard, k string, v any) {
 	case "protect", "tests":
 		globs = d.strings(v, key)
 		for i, pattern := range globs {
-			if err := glob.Valid(pattern); err != nil {
-				d.errorf(fmt.Sprintf("%s[%d]", key, i), "%q: %v", pattern, err)
+			at := fmt.Sprintf("%s[%d]", key, i)
+			if err := glob.Valid(pattern); err != nil && !d.wrong(at) {
+				d.errorf(at, "%q: %v", pattern, err)
 			}
 		}
 	default:

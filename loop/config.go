@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,8 +26,23 @@ type Config struct {
 	// PromptTemplate is the text of a prompt template that replaces the
 	// embedded default; empty means the default.
 	PromptTemplate string
-	// PromptTemplateName names PromptTemplate's file in error messages.
+	// PromptTemplateName names PromptTemplate's file as harness.toml does
+	// (see TemplatePath).
 	PromptTemplateName string
+}
+
+// TemplatePath is where the prompt template's file is for the work
+// directory dir: PromptTemplateName relative to dir, or as it is when
+// absolute (one template for many projects); "" when there is none.
+func (c *Config) TemplatePath(dir string) string {
+	switch name := c.PromptTemplateName; {
+	case name == "":
+		return ""
+	case filepath.IsAbs(name):
+		return name
+	default:
+		return filepath.Join(dir, name)
+	}
 }
 
 // AgentConfig says how to start the agent.

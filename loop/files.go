@@ -216,10 +216,9 @@ func (o *Options) guardGlobs() *guardGlobs {
 		g := o.Config.Guard
 		protect := guardPatterns(g.Protect)
 		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(protect...), protectDirs: literalDirs(protect)}
-		// Named as harness.toml's loader reads it: within the work
-		// directory, whatever its leading "/" or "./".
-		if name := o.Config.PromptTemplateName; name != "" {
-			if rel, err := filepath.Rel(o.Dir, filepath.Join(o.Dir, name)); err == nil && filepath.IsLocal(rel) {
+		// Guarded when it is in the work directory.
+		if path := o.Config.TemplatePath(o.Dir); path != "" {
+			if rel, err := filepath.Rel(o.Dir, path); err == nil && filepath.IsLocal(rel) {
 				o.globs.template = filepath.ToSlash(rel)
 			}
 		}

@@ -257,12 +257,13 @@ func TestGuardPatterns(t *testing.T) {
 // loader reads it, within the work directory, however it is written.
 func TestTemplateGlob(t *testing.T) {
 	for name, want := range map[string]string{
-		"p.tmpl":              "p.tmpl",
-		"./prompts/p.tmpl":    "prompts/p.tmpl",
-		"/p.tmpl":             "p.tmpl", // the loader joins it to the work directory too
-		"prompts/../p.tmpl":   "p.tmpl",
-		"../elsewhere/p.tmpl": "",
-		"":                    "",
+		"p.tmpl":               "p.tmpl",
+		"./prompts/p.tmpl":     "prompts/p.tmpl",
+		"/p.tmpl":              "", // absolute: outside the work directory
+		"/work/prompts/p.tmpl": "prompts/p.tmpl",
+		"prompts/../p.tmpl":    "p.tmpl",
+		"../elsewhere/p.tmpl":  "",
+		"":                     "",
 	} {
 		o := &Options{Dir: "/work", Config: Config{PromptTemplateName: name}}
 		if got := o.guardGlobs().template; got != want {

@@ -183,8 +183,8 @@ func (o *Options) harnessSum() []byte {
 	}
 	h := sha256.New()
 	h.Write(data)
-	if name := o.Config.PromptTemplateName; name != "" {
-		tmpl, _ := readbuf.ReadFile(nil, o.path(name))
+	if path := o.Config.TemplatePath(o.Dir); path != "" {
+		tmpl, _ := readbuf.ReadFile(nil, path)
 		fmt.Fprintf(h, "\x00%d:", len(tmpl))
 		h.Write(tmpl)
 	}

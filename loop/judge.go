@@ -2,10 +2,10 @@ package loop
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/ralph-harness/ralph/internal/ansi"
 	"github.com/ralph-harness/ralph/internal/textcut"
+	"github.com/ralph-harness/ralph/prd"
 )
 
 // Claim is what the agent said about its task in its final message.
@@ -47,14 +47,9 @@ func ParseClaim(final string) Claim {
 	}
 	if q, ok := strings.CutPrefix(inner, "blocked:"); ok {
 		// The question is shown to a person (`ralph status`, `next`):
-		// what could drive a terminal (an OSC title, a bell) goes.
-		q = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
-				return -1
-			}
-			return r
-		}, q)
-		if q = strings.TrimSpace(q); q != "" {
+		// what could drive a terminal (an OSC title, a bell) or turn
+		// the line around goes, as prd.json's validation wants it.
+		if q = strings.TrimSpace(prd.PlainLine(q)); q != "" {
 			return Claim{Blocked: true, Question: q}
 		}
 	}

@@ -250,7 +250,12 @@ func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
 // agent's "blocked" reply does; a blocked story's question is replaced. It
 // returns the question as saved (secrets kept out) and the one replaced,
 // if any. A story that passes or failed cannot be blocked: reset it first.
+// The question is a line of plain text, as prd.json's validation wants it:
+// it is shown on people's terminals.
 func BlockStory(o Options, id, question string) (saved, replaced string, err error) {
+	if r, ok := prd.ControlIn(question); ok {
+		return "", "", inputErrorf("%s: the question holds %U, a control character: a question is a line of plain text", id, r)
+	}
 	question = o.secrets().String(question)
 	err = editStory(o, func(f *prd.File) error {
 		s, err := story(f, id)

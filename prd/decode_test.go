@@ -316,6 +316,18 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: US-001: title: U+202E is a control character: a title is a line of plain text",
 		},
 		{
+			name: "invisible characters in ids",
+			data: `{"userStories": [{"id": "US-001\u200b", "title": "a"}, {"id": "US-\u202e002", "title": "b"}]}`,
+			want: "prd.json: userStories[0]: id \"US-001\\u200b\": contains U+200B, an invisible character\n" +
+				"prd.json: userStories[1]: id \"US-\\u202e002\": contains U+202E, an invisible character",
+		},
+		{
+			name: "control characters in a blocked story's question",
+			data: `{"userStories": [{"id": "US-001", "title": "a", "blocked": "Which?\u001b[2J\nthen"}, {"id": "US-002", "title": "b", "blocked": "Which \u202eone?"}]}`,
+			want: "prd.json: US-001: blocked: U+001B is a control character: a question is a line of plain text\n" +
+				"prd.json: US-002: blocked: U+202E is a control character: a question is a line of plain text",
+		},
+		{
 			name: "a check twice",
 			data: `{"userStories": [{"id": "US-001", "title": "a", "checks": ["go vet", "go test", "go vet"]}]}`,
 			want: "prd.json: US-001: checks[2] repeats checks[0]",

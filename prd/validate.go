@@ -209,6 +209,10 @@ func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bo
 	if r, ok := ControlIn(s.Title); ok {
 		add("%s: title: %U is a control character: a title is a line of plain text", name(i), r)
 	}
+	// So is a blocked story's question (status, next, task list).
+	if r, ok := ControlIn(s.Blocked); ok {
+		add("%s: blocked: %U is a control character: a question is a line of plain text", name(i), r)
+	}
 	if s.Attempts < 0 {
 		add("%s: attempts: want 0 or more, got %d", name(i), s.Attempts)
 	}
@@ -341,6 +345,13 @@ func CheckID(id string) error {
 		return errors.New("is not UTF-8 text")
 	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
 		return errors.New("contains a space or a control character")
+	}
+	// An invisible character (a zero-width space, a bidirectional
+	// override) makes an id that looks like another, or turns the line
+	// it is shown in around.
+	if i := strings.IndexFunc(id, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Errorf("contains %U, an invisible character", r)
 	}
 	return nil
 }

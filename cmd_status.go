@@ -48,7 +48,7 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 		if s.State == "blocked" {
 			blocked = append(blocked, s.ID)
 		}
-		if n := storyNote(s.ID, s.State, s.Blocked, s.Failed, s.DependsOn); n != "" {
+		if n := storyNote(s.ID, s.State, s.Blocked, s.Failed, s.WaitsOn); n != "" {
 			notes = append(notes, n)
 		}
 	}
@@ -126,14 +126,14 @@ func printSummary(w io.Writer, project string, passing, total int, now string, b
 
 // storyNote is the line under the table that says what a blocked, failed or
 // waiting story needs; "" for the others.
-func storyNote(id, state, blocked, failed string, dependsOn []string) string {
+func storyNote(id, state, blocked, failed string, waitsOn []string) string {
 	switch state {
 	case "blocked":
 		return fmt.Sprintf("%s asks: %s", id, blocked)
 	case "failed":
 		return fmt.Sprintf("%s failed: %s", id, failed)
 	case "waiting":
-		return fmt.Sprintf("%s waits on %s", id, strings.Join(dependsOn, ", "))
+		return fmt.Sprintf("%s waits on %s", id, strings.Join(waitsOn, ", "))
 	}
 	return ""
 }

@@ -118,7 +118,7 @@ func checkAddFlags(c *cli.Context) error {
 // stateNote says a story's state, and on what it waits.
 func stateNote(s loop.StoryDetail) string {
 	if s.State == "waiting" {
-		return "waiting on " + strings.Join(s.DependsOn, ", ")
+		return "waiting on " + strings.Join(s.WaitsOn, ", ")
 	}
 	return s.State
 }
@@ -145,7 +145,7 @@ func taskListCommand() *cli.Command {
 				if s.State == "blocked" {
 					blocked = append(blocked, s.ID)
 				}
-				if n := storyNote(s.ID, s.State, s.Blocked, s.Failed, s.DependsOn); n != "" {
+				if n := storyNote(s.ID, s.State, s.Blocked, s.Failed, s.WaitsOn); n != "" {
 					notes = append(notes, n)
 				}
 			}

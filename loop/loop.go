@@ -585,7 +585,7 @@ func waitingOnHumans(f *prd.File) string {
 		case "failed":
 			parts = append(parts, fmt.Sprintf("%s failed (%s)", s.ID, s.Failed))
 		case "waiting":
-			parts = append(parts, fmt.Sprintf("%s waits on %s", s.ID, strings.Join(s.DependsOn, ", ")))
+			parts = append(parts, fmt.Sprintf("%s waits on %s", s.ID, strings.Join(f.WaitsOn(s), ", ")))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -17,13 +17,14 @@ type StoryDetail struct {
 	Blocked            string       `json:"blocked,omitempty"`
 	Failed             string       `json:"failed,omitempty"`
 	DependsOn          []string     `json:"dependsOn,omitempty"`
+	WaitsOn            []string     `json:"waitsOn,omitempty"` // of DependsOn, those not done
 	Checks             []string     `json:"checks,omitempty"`
 	Notes              string       `json:"notes,omitempty"`
 	Answers            []prd.Answer `json:"answers,omitempty"`
 }
 
 func storyDetail(f *prd.File, s *prd.Story) StoryDetail {
-	d := StoryDetail{
+	return StoryDetail{
 		ID:                 s.ID,
 		Title:              s.Title,
 		Description:        s.Description,
@@ -33,15 +34,12 @@ func storyDetail(f *prd.File, s *prd.Story) StoryDetail {
 		Blocked:            s.Blocked,
 		Failed:             s.Failed,
 		DependsOn:          s.DependsOn,
+		WaitsOn:            f.WaitsOn(s),
 		Checks:             s.Checks,
 		Notes:              s.Notes,
 		Answers:            s.Answers,
+		Priority:           priority(s),
 	}
-	if s.HasPriority {
-		p := s.Priority
-		d.Priority = &p
-	}
-	return d
 }
 
 // TaskList is prd.json alone, as `ralph task list` shows it: every story

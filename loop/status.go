@@ -11,7 +11,7 @@ import (
 type StoryReport struct {
 	ID            string   `json:"id"`
 	Title         string   `json:"title"`
-	Priority      int      `json:"priority,omitempty"`
+	Priority      *int     `json:"priority,omitempty"` // absent when the story has none
 	State         string   `json:"state"`
 	Attempts      int      `json:"attempts"`
 	LastOutcome   string   `json:"lastOutcome,omitempty"`
@@ -19,6 +19,7 @@ type StoryReport struct {
 	Blocked       string   `json:"blocked,omitempty"`
 	Failed        string   `json:"failed,omitempty"`
 	DependsOn     []string `json:"dependsOn,omitempty"`
+	WaitsOn       []string `json:"waitsOn,omitempty"` // of DependsOn, those not done
 	// Answers are the questions a person answered, oldest first.
 	Answers []prd.Answer `json:"answers,omitempty"`
 }
@@ -116,7 +117,7 @@ func Status(o Options) (StatusReport, error) {
 	}
 	r.Stories = make([]StoryReport, 0, len(f.Stories))
 	for _, s := range f.Stories {
-		sr := storyReport(s, f.State(s))
+		sr := storyReport(f, s)
 		if h, ok := last[s.ID]; ok {
 			sr.LastOutcome, sr.LastIteration = h.Outcome, h.Iteration
 		}
@@ -136,16 +137,27 @@ func Status(o Options) (StatusReport, error) {
 	return r, nil
 }
 
-func storyReport(s *prd.Story, state string) StoryReport {
+func storyReport(f *prd.File, s *prd.Story) StoryReport {
 	return StoryReport{
 		ID:        s.ID,
 		Title:     s.Title,
-		Priority:  s.Priority,
-		State:     state,
+		Priority:  priority(s),
+		State:     f.State(s),
 		Attempts:  s.Attempts,
 		Blocked:   s.Blocked,
 		Failed:    s.Failed,
 		DependsOn: s.DependsOn,
+		WaitsOn:   f.WaitsOn(s),
 		Answers:   s.Answers,
 	}
+}
+
+// priority is s's priority for JSON: nil when it has none, so that a
+// priority of 0 (which runs before the others) is told from none.
+func priority(s *prd.Story) *int {
+	if !s.HasPriority {
+		return nil
+	}
+	p := s.Priority
+	return &p
 }

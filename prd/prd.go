@@ -120,6 +120,18 @@ func (f *File) State(s *Story) string {
 	return StateTodo
 }
 
+// WaitsOn returns the ids of the stories s depends on that are not done,
+// in its order: what a waiting story waits on.
+func (f *File) WaitsOn(s *Story) []string {
+	var ids []string
+	for _, id := range s.DependsOn {
+		if dep := f.Story(id); dep == nil || !dep.Passes {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // Story returns the story with the given id, or nil if there is none.
 func (f *File) Story(id string) *Story {
 	// The index of a file that validated answers at once; a story added

@@ -991,7 +991,8 @@ func (d *decoder) strings(v int) ([]string, int) {
 }
 
 // answers decodes the answers key: an array of {"question", "answer"}
-// objects. Other members of an answer are ignored.
+// objects. Other members of an answer are ignored (and kept: see
+// appendAnswered).
 func (d *decoder) answers(v int) ([]Answer, int) {
 	if !d.array(v) {
 		return nil, d.skipHere(v)
@@ -1025,6 +1026,7 @@ func (d *decoder) answers(v int) ([]Answer, int) {
 func (d *decoder) answer(a *Answer, i int) int {
 	depth := len(d.path)
 	j, more := d.open(i, depth)
+	var seen [2]bool // question, answer: a second one is an error, as in a story
 	for more {
 		k, _, v := d.key(j)
 		if v < 0 {
@@ -1032,13 +1034,19 @@ func (d *decoder) answer(a *Answer, i int) int {
 		}
 		var end int
 		switch k {
-		case "question":
+		case "question", "answer":
 			d.push(k)
-			a.Question, end = d.string(v)
-			d.pop()
-		case "answer":
-			d.push(k)
-			a.Answer, end = d.string(v)
+			field, n := &a.Question, 0
+			if k == "answer" {
+				field, n = &a.Answer, 1
+			}
+			if seen[n] {
+				d.errorf(v, "duplicate key")
+				end = d.skipHere(v)
+			} else {
+				seen[n] = true
+				*field, end = d.string(v)
+			}
 			d.pop()
 		default:
 			end = d.skip(v, depth+1)

@@ -316,6 +316,11 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 			want: "prd.json: US-001: title: U+202E is a control character: a title is a line of plain text",
 		},
 		{
+			name: "duplicate key in an answer",
+			data: `{"userStories": [{"id": "A", "title": "a", "answers": [{"question": "q", "answer": "x", "answer": "y"}]}]}`,
+			want: `prd.json:1:99: userStories[0].answers[0].answer: duplicate key`,
+		},
+		{
 			name: "invisible characters in ids",
 			data: `{"userStories": [{"id": "US-001\u200b", "title": "a"}, {"id": "US-\u202e002", "title": "b"}]}`,
 			want: "prd.json: userStories[0]: id \"US-001\\u200b\": contains U+200B, an invisible character\n" +

@@ -2,6 +2,7 @@ package prd
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,5 +177,78 @@ func TestReset(t *testing.T) {
 	want := &Story{ID: "A", Title: "a", Answers: answers}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got  %+v\nwant %+v", s, want)
+	}
+}
+
+// TestAnswerKeepsAnswers: an answer recorded keeps the answers before it
+// as the file has them, members ralph does not know and their order
+// included, whatever the file's layout.
+func TestAnswerKeepsAnswers(t *testing.T) {
+	for name, data := range map[string]string{
+		"minified": `{"userStories":[{"id":"A","title":"a","blocked":"Which version?","answers":[{"answer":"Postgres","question":"Which DB?","by":"alice"}]}]}`,
+		"tabs":     "{\n\t\"userStories\": [\n\t\t{\n\t\t\t\"id\": \"A\",\n\t\t\t\"title\": \"a\",\n\t\t\t\"blocked\": \"Which version?\",\n\t\t\t\"answers\": [\n\t\t\t\t{\"answer\": \"Postgres\", \"question\": \"Which DB?\", \"by\": \"alice\"}\n\t\t\t]\n\t\t}\n\t]\n}\n",
+		"canonical": `{
+  "userStories": [
+    {
+      "id": "A",
+      "title": "a",
+      "blocked": "Which version?",
+      "answers": [
+        {
+          "answer": "Postgres",
+          "question": "Which DB?",
+          "by": "alice"
+        }
+      ]
+    }
+  ]
+}
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := Parse([]byte(data), "prd.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Stories[0].Answer("16"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `{
+  "userStories": [
+    {
+      "id": "A",
+      "title": "a",
+      "blocked": "",
+      "answers": [
+        {
+          "answer": "Postgres",
+          "question": "Which DB?",
+          "by": "alice"
+        },
+        {
+          "question": "Which version?",
+          "answer": "16"
+        }
+      ]
+    }
+  ]
+}
+`
+			if string(got) != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+			// What is written reads back as the answers recorded.
+			back, err := Parse(got, "prd.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(back.Stories[0].Answers, f.Stories[0].Answers) {
+				t.Errorf("read back: %+v, want %+v", back.Stories[0].Answers, f.Stories[0].Answers)
+			}
+		})
 	}
 }

@@ -198,8 +198,9 @@ func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth 
 		seen |= 1 << i
 		k := &keys[i]
 		v, _ := k.get(t)
+		var was any
 		if orig != nil {
-			if was, _ := k.get(orig); same(v, was) {
+			if was, _ = k.get(orig); same(v, was) {
 				member(f.rawKey)
 				b = appendRaw(b, f.value, depth+1, canonical)
 				ended(f.key)
@@ -208,7 +209,11 @@ func appendObject[T any](b []byte, t, orig *T, fs []field, keys []key[T], depth 
 		}
 		if v != nil {
 			member(f.rawKey)
-			b = appendValue(b, v, depth+1, l)
+			if grown, ok := appendAnswered(b, v, was, f.value, depth+1, canonical); ok {
+				b = grown
+			} else {
+				b = appendValue(b, v, depth+1, l)
+			}
 			ended(f.key)
 		}
 	}
@@ -257,6 +262,38 @@ func appendStory(b []byte, s *Story, depth int, l *layout) []byte {
 // members as they were, which is the story's own text.
 func (s *Story) unchanged() bool {
 	return s.raw != nil && sum(s, s.raw) == s.sum
+}
+
+// appendAnswered appends v, a story's answers, at nesting depth depth when
+// they are the answers it was parsed with, was, and more after them (an
+// answer recorded): the earlier ones as the text raw had them, with the
+// members ralph does not know and their order, and the new ones after
+// them. ok is false for any other value, which is written as it is.
+func appendAnswered(b []byte, v, was any, raw []byte, depth int, canonical bool) (_ []byte, ok bool) {
+	now, _ := v.([]Answer)
+	before, _ := was.([]Answer)
+	if len(before) == 0 || len(now) <= len(before) || !slices.Equal(now[:len(before)], before) {
+		return b, false
+	}
+	old := elements(raw)
+	if len(old) != len(before) {
+		return b, false
+	}
+	b = append(b, '[')
+	for i, e := range old {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = newline(b, depth+1)
+		b = appendRaw(b, e, depth+1, canonical)
+	}
+	for _, a := range now[len(before):] {
+		b = append(b, ',')
+		b = newline(b, depth+1)
+		b = appendIndent(b, encode(a), depth+1)
+	}
+	b = newline(b, depth)
+	return append(b, ']'), true
 }
 
 // appendRaw appends a value as parsed, at nesting depth depth: as it is

@@ -83,6 +83,19 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
+// elements returns the text of each element of the valid JSON array raw.
+func elements(raw []byte) [][]byte {
+	var es [][]byte
+	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		end := valueEnd(raw, i)
+		es = append(es, raw[i:end])
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return es
+}
+
 // valueEnd returns the offset just past the valid JSON value that starts at
 // data[i]. It counts depth instead of recursing, so deep nesting is no danger.
 func valueEnd(data []byte, i int) int {

@@ -35,14 +35,17 @@ const (
 )
 
 // previewOptions are the loop's options for a command that shows what the
-// loop would do but needs no harness.toml: its limits when it reads, none
-// otherwise.
+// loop would do but needs no harness.toml: the limits of what could be read
+// of it (the defaults when nothing could).
 func previewOptions(dir string) loop.Options {
 	cfg, _ := loadHarness(dir)
 	return loop.Options{Dir: dir, Config: cfg}
 }
 
-// loadHarness reads and checks harness.toml in dir.
+// loadHarness reads and checks harness.toml in dir. With an error, the
+// Config is what could be read (see parseHarness), for a caller that looks
+// for more problems; a template that could not be read is left out of it,
+// its problem told.
 func loadHarness(dir string) (loop.Config, error) {
 	path := filepath.Join(dir, harnessFile)
 	data, err := readbuf.ReadFile(nil, path)
@@ -60,13 +63,14 @@ func loadHarness(dir string) (loop.Config, error) {
 		if terr == nil {
 			terr = blankTemplate(name, text)
 		}
+		cfg.PromptTemplate = string(text)
 		if terr != nil {
 			err = errors.Join(err, fmt.Errorf("%s: prompt.template: %w", harnessFile, terr))
+			cfg.PromptTemplate, cfg.PromptTemplateName = "", ""
 		}
-		cfg.PromptTemplate = string(text)
 	}
 	if err != nil {
-		return loop.Config{}, &usageError{err: err}
+		return cfg, &usageError{err: err}
 	}
 	return cfg, nil
 }

@@ -440,11 +440,14 @@ func inDir(action func(c *cli.Context, dir string) error) cli.ActionFunc {
 	}
 }
 
-// withHarness is inDir for the actions that also need harness.toml.
+// withHarness is inDir for the actions that also need harness.toml. When
+// it cannot be used, the other files' problems are told with its own (see
+// loadHarness): every problem at once.
 func withHarness(action func(c *cli.Context, dir string, cfg loop.Config) error) cli.ActionFunc {
 	return inDir(func(c *cli.Context, dir string) error {
 		cfg, err := loadHarness(dir)
 		if err != nil {
+			_, err = inputProblems(dir)
 			return err
 		}
 		return action(c, dir, cfg)

@@ -119,26 +119,19 @@ func (o *Options) path(name string) string { return filepath.Join(o.Dir, name) }
 // stopped: a *StopError, an *InputError, or a runtime error.
 func Run(ctx context.Context, o Options) (err error) {
 	// Everything that can be wrong with the input is found before the
-	// first write, so that bad input changes nothing.
-	tmpl, err := o.template()
-	if err != nil {
-		return err
-	}
+	// first write, so that bad input changes nothing, and told at once.
+	tmpl, terr := o.template()
 	// Watching, an empty list is one to wait on: a story added wakes it.
 	load := o.loadStories
 	if o.Watch {
 		load = o.loadPRD
 	}
-	if _, err := load(); err != nil {
-		return err
+	_, lerr := load()
+	cerr := o.committer(ctx)
+	if ctx.Err() != nil {
+		cerr = nil // git was stopped, not refused
 	}
-	if err := agent.Find(o.Config.Agent.Argv[0], o.Dir); err != nil {
-		return err
-	}
-	if err := o.Config.Agent.KeyError(o.environ()); err != nil {
-		return err
-	}
-	if err := o.committer(ctx); err != nil && ctx.Err() == nil {
+	if err := errors.Join(terr, lerr, agent.Find(o.Config.Agent.Argv[0], o.Dir), o.Config.Agent.KeyError(o.environ()), cerr); err != nil {
 		return err
 	}
 	ledger, err := progress.Open(o.path(ProgressFile))

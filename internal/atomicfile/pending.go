@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,13 +23,16 @@ type Pending struct {
 	f            *os.File // nil once committed or closed
 	// named says that f is a temp file beside target, made by Stage.
 	named bool
+	// text is what Prepare wrote to f, which Commit checks f still holds.
+	text [][]byte
 }
 
 // Prepare writes the pieces of text, one after another, as the new content
 // of the file at path, as Write would, and syncs it, but leaves the file
 // at path as it is until Commit. Where the system cannot make a file
 // without a name (other systems than Linux, some file systems), it returns
-// an error wrapping errors.ErrUnsupported, and nothing is written.
+// an error wrapping errors.ErrUnsupported, and nothing is written. text
+// must not change until the Pending is committed or closed.
 func Prepare(path string, perm os.FileMode, text ...[]byte) (*Pending, error) {
 	target, mode, err := resolve(path, perm)
 	if err != nil {
@@ -42,7 +46,7 @@ func Prepare(path string, perm os.FileMode, text ...[]byte) (*Pending, error) {
 		f.Close()
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return &Pending{path: path, target: target, f: f}, nil
+	return &Pending{path: path, target: target, f: f, text: text}, nil
 }
 
 // Stage is Prepare with the content in a temp file beside the file at
@@ -95,6 +99,12 @@ func (p *Pending) Commit(q *durable.Queue) error {
 	if p.named {
 		return p.install(q)
 	}
+	// A file without a name can still be opened by a process of the
+	// same user, through /proc: an agent running meanwhile could have
+	// written its own content into it.
+	if !p.holds() {
+		return fmt.Errorf("write %s: %w", p.path, ErrChanged)
+	}
 	dir, base := filepath.Split(target)
 	var tmp string
 	for range 100 {
@@ -113,6 +123,38 @@ func (p *Pending) Commit(q *durable.Queue) error {
 		return fmt.Errorf("write %s: %w", p.path, err)
 	}
 	return nil
+}
+
+// ErrChanged is Commit's error for a prepared file that no longer holds
+// what Prepare wrote to it: something else wrote to it since.
+var ErrChanged = errors.New("the file prepared was written to by another process")
+
+// holds reports whether p's file holds what Prepare wrote to it, and
+// nothing more.
+func (p *Pending) holds() bool {
+	info, err := p.f.Stat()
+	if err != nil {
+		return false
+	}
+	size := int64(0)
+	for _, t := range p.text {
+		size += int64(len(t))
+	}
+	if info.Size() != size {
+		return false
+	}
+	buf := make([]byte, 32<<10)
+	off := int64(0)
+	for _, t := range p.text {
+		for len(t) > 0 {
+			n := min(len(t), len(buf))
+			if _, err := p.f.ReadAt(buf[:n], off); err != nil || !bytes.Equal(buf[:n], t[:n]) {
+				return false
+			}
+			t, off = t[n:], off+int64(n)
+		}
+	}
+	return true
 }
 
 // install is Commit for a Pending made by Stage.

@@ -207,3 +207,43 @@ func heldDeleted(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// TestPrepareWrittenOver: a prepared file that another process wrote to,
+// through /proc (an agent running meanwhile, say), is not committed: the
+// file stays as it was, whether what was written is longer, shorter or of
+// the same length.
+func TestPrepareWrittenOver(t *testing.T) {
+	for name, forged := range map[string]string{
+		"longer":  `{"passes": true, "and": "more"}` + "\n",
+		"shorter": "{}\n",
+		"same":    `{"passes": true }` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "prd.json")
+			writeOld(t, path, "old\n", 0o644)
+			text := []byte(`{"passes": false}` + "\n")
+			p, err := Prepare(path, 0o644, text[:5], text[5:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			forger, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", p.f.Fd()), os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				t.Skip("the prepared file cannot be opened through /proc here:", err)
+			}
+			if _, err := forger.WriteString(forged); err != nil {
+				t.Fatal(err)
+			}
+			forger.Close()
+			var q durable.Queue
+			if err := p.Commit(&q); !errors.Is(err, ErrChanged) {
+				t.Errorf("Commit of a file written over: %v, want ErrChanged", err)
+			}
+			checkFile(t, path, "old\n", 0o644)
+			if got, want := dirNames(t, dir), []string{"prd.json"}; !slices.Equal(got, want) {
+				t.Errorf("the directory holds %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -9,9 +9,9 @@ import (
 )
 
 // openUnnamed opens a new regular file without a name in dir, for writing
-// (O_TMPFILE).
+// (O_TMPFILE), and reading back (see Pending.holds).
 func openUnnamed(dir string, mode os.FileMode) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode.Perm()))
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err != nil {
 		if err == unix.EISDIR || err == unix.EOPNOTSUPP {
 			// The kernel or the file system does not know O_TMPFILE.

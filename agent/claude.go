@@ -390,10 +390,8 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 		CacheRead     int64 `json:"cache_read_input_tokens"`
 	}
 	json.Unmarshal(ev["usage"], &usage)
-	// A count below zero is no count: it would take from the run's
-	// totals, against max_tokens and max_cost_usd.
-	r.input = max(usage.Input, 0) + max(usage.CacheCreation, 0) + max(usage.CacheRead, 0)
-	r.output = max(usage.Output, 0)
+	r.input = AddTokens(0, usage.Input, usage.CacheCreation, usage.CacheRead)
+	r.output = AddTokens(0, usage.Output)
 	var cost *float64
 	if json.Unmarshal(ev["total_cost_usd"], &cost) != nil || cost != nil && (*cost < 0 || math.IsInf(*cost, 0) || math.IsNaN(*cost)) {
 		cost = nil

@@ -281,9 +281,10 @@ func (r *codexReader) turnCompleted(ev map[string]json.RawMessage) {
 	// itself.
 	var usage map[string]json.RawMessage
 	json.Unmarshal(ev["usage"], &usage)
-	r.input, r.output = 0, 0
-	json.Unmarshal(usage["input_tokens"], &r.input)
-	json.Unmarshal(usage["output_tokens"], &r.output)
+	var input, output int64
+	json.Unmarshal(usage["input_tokens"], &input)
+	json.Unmarshal(usage["output_tokens"], &output)
+	r.input, r.output = AddTokens(0, input), AddTokens(0, output)
 	if usage != nil {
 		r.printf("✓ turn completed: %d input tokens, %d output tokens\n", r.input, r.output)
 	} else {

@@ -271,10 +271,13 @@ func (r *geminiReader) result(ev map[string]json.RawMessage) {
 		ToolCalls int64 `json:"tool_calls"`
 	}
 	json.Unmarshal(ev["stats"], &stats)
-	r.input = stats.Input
+	r.input = AddTokens(0, stats.Input)
 	// The total also counts the model's thinking, which is billed as
 	// output but not in output_tokens.
-	r.output = max(stats.Output, stats.Total-stats.Input)
+	r.output = AddTokens(0, stats.Output)
+	if stats.Total > r.input {
+		r.output = max(r.output, stats.Total-r.input)
+	}
 
 	if r.status == "error" {
 		msg := r.errMsg

@@ -1799,7 +1799,7 @@ func (it *iteration) appendEntry() error {
 	e := &it.entry
 	t := it.totals
 	t.Iterations = e.Iteration
-	t.Tokens += e.InputTokens + e.OutputTokens
+	t.Tokens = agent.AddTokens(t.Tokens, e.InputTokens, e.OutputTokens)
 	t.CostUSD += e.CostUSD
 	t.Elapsed += it.o.now().Sub(it.start)
 	t.Lost += len(lostLines(e.Tampered))

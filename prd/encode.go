@@ -279,21 +279,12 @@ func appendAnswered(b []byte, v, was any, raw []byte, depth int, canonical bool)
 	if len(old) != len(before) {
 		return b, false
 	}
-	b = append(b, '[')
-	for i, e := range old {
-		if i > 0 {
-			b = append(b, ',')
+	return appendArray(b, len(now), depth, func(b []byte, i int) []byte {
+		if i < len(old) {
+			return appendRaw(b, old[i], depth+1, canonical)
 		}
-		b = newline(b, depth+1)
-		b = appendRaw(b, e, depth+1, canonical)
-	}
-	for _, a := range now[len(before):] {
-		b = append(b, ',')
-		b = newline(b, depth+1)
-		b = appendIndent(b, encode(a), depth+1)
-	}
-	b = newline(b, depth)
-	return append(b, ']'), true
+		return appendIndent(b, encode(now[i]), depth+1)
+	}), true
 }
 
 // appendRaw appends a value as parsed, at nesting depth depth: as it is
@@ -312,16 +303,24 @@ func appendValue(b []byte, v any, depth int, l *layout) []byte {
 	if !ok {
 		return appendIndent(b, encode(v), depth)
 	}
-	if len(stories) == 0 {
+	return appendArray(b, len(stories), depth, func(b []byte, i int) []byte {
+		return appendStory(b, stories[i], depth+1, l)
+	})
+}
+
+// appendArray appends an indented JSON array of n elements at nesting
+// depth depth, each appended by elem.
+func appendArray(b []byte, n, depth int, elem func(b []byte, i int) []byte) []byte {
+	if n == 0 {
 		return append(b, '[', ']')
 	}
 	b = append(b, '[')
-	for i, s := range stories {
+	for i := range n {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = newline(b, depth+1)
-		b = appendStory(b, s, depth+1, l)
+		b = elem(b, i)
 	}
 	b = newline(b, depth)
 	return append(b, ']')

@@ -1009,7 +1009,7 @@ func (d *decoder) answers(v int) ([]Answer, int) {
 			end = d.skipHere(j)
 		} else {
 			var a Answer
-			end = d.answer(&a, j)
+			end = object(d, &a, j, answerKeys, nil)
 			as = append(as, a)
 		}
 		d.pop()
@@ -1021,42 +1021,15 @@ func (d *decoder) answers(v int) ([]Answer, int) {
 	return as, j
 }
 
-// answer decodes the object at data[i] into a, and returns the offset just
-// past it.
-func (d *decoder) answer(a *Answer, i int) int {
-	depth := len(d.path)
-	j, more := d.open(i, depth)
-	var seen [2]bool // question, answer: a second one is an error, as in a story
-	for more {
-		k, _, v := d.key(j)
-		if v < 0 {
-			return -1
-		}
-		var end int
-		switch k {
-		case "question", "answer":
-			d.push(k)
-			field, n := &a.Question, 0
-			if k == "answer" {
-				field, n = &a.Answer, 1
-			}
-			if seen[n] {
-				d.errorf(v, "duplicate key")
-				end = d.skipHere(v)
-			} else {
-				seen[n] = true
-				*field, end = d.string(v)
-			}
-			d.pop()
-		default:
-			end = d.skip(v, depth+1)
-		}
-		if end < 0 {
-			return -1
-		}
-		j, more = d.after(end, depth, '}')
-	}
-	return j
+// answerKeys are the members of an answer that ralph knows: decoded by
+// object, as a story's are, a second one of them is an error.
+var answerKeys = []key[Answer]{
+	{"question",
+		func(d *decoder, a *Answer, v int) (end int) { a.Question, end = d.string(v); return end },
+		func(a *Answer) (any, bool) { return a.Question, true }},
+	{"answer",
+		func(d *decoder, a *Answer, v int) (end int) { a.Answer, end = d.string(v); return end },
+		func(a *Answer) (any, bool) { return a.Answer, true }},
 }
 
 // int decodes an integer; ok is false when the value is absent.

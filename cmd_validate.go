@@ -19,7 +19,8 @@ func validateCommand() *cli.Command {
 		Usage:        "check harness.toml, prd.json and progress.txt and report every problem at once",
 		OnUsageError: onUsageError,
 		Action: inDir(func(c *cli.Context, dir string) error {
-			v, err := inputProblems(dir)
+			cfg, err := loadHarness(dir)
+			v, err := inputProblems(dir, cfg, err)
 			for _, w := range v.Warnings {
 				fmt.Fprintf(c.App.ErrWriter, "ralph: warning: %s\n", w)
 			}
@@ -35,12 +36,11 @@ func validateCommand() *cli.Command {
 
 // inputProblems finds every problem of the three files in dir, and of the
 // agent program they name when it is there and cannot run; and its
-// warnings (a program to install, a key to set). With a problem in
-// harness.toml, what could be read of it serves to find the others' (see
-// loadHarness), and there are no warnings: they would be of settings not
-// all there.
-func inputProblems(dir string) (loop.Validation, error) {
-	cfg, harnessErr := loadHarness(dir)
+// warnings (a program to install, a key to set). cfg and harnessErr are
+// what loadHarness returned: with a problem in harness.toml, what could be
+// read of it serves to find the others', and there are no warnings: they
+// would be of settings not all there.
+func inputProblems(dir string, cfg loop.Config, harnessErr error) (loop.Validation, error) {
 	v, err := loop.Validate(loop.Options{Dir: dir, Config: cfg})
 	err = errors.Join(harnessErr, err)
 	if len(cfg.Agent.Argv) > 0 {

@@ -447,7 +447,7 @@ func withHarness(action func(c *cli.Context, dir string, cfg loop.Config) error)
 	return inDir(func(c *cli.Context, dir string) error {
 		cfg, err := loadHarness(dir)
 		if err != nil {
-			_, err = inputProblems(dir)
+			_, err = inputProblems(dir, cfg, err)
 			return err
 		}
 		return action(c, dir, cfg)

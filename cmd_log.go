@@ -43,7 +43,7 @@ of its output is gone (| head -1 ends it with exit 0). It starts with the
 last 10 entries; -n 0 shows only new ones.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing entries as they are appended, until interrupted"},
-			&cli.IntFlag{Name: "n", Usage: "print only the last `N` entries", DefaultText: "all; with -f, 10"},
+			&decimalFlag{cli.IntFlag{Name: "n", Usage: "print only the last `N` entries", DefaultText: "all; with -f, 10"}},
 			&cli.BoolFlag{Name: "full", Usage: "print whole entries, as progress.txt has them"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per entry, one per line, for scripts"},
 		},

@@ -25,7 +25,7 @@ result, records it in prd.json and progress.txt, and commits (in a git work
 tree, with git.commit). Stop it at any time; run it again to resume.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "once", Usage: "run one iteration, then stop"},
-			&cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation (0: no bound of its own)"},
+			&decimalFlag{cli.IntFlag{Name: "max-iterations", Usage: "run at most `N` iterations in this invocation (0: no bound of its own)"}},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt of the next iteration and stop, touching nothing"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not show the agent's and the checks' output"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "when nothing can run, wait for prd.json or harness.toml to change instead of exiting"},

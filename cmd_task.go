@@ -53,7 +53,7 @@ func taskAddCommand() *cli.Command {
 			&cli.StringFlag{Name: "title", Usage: "the story's `TITLE` (required)"},
 			&cli.StringFlag{Name: "description", Usage: "what the story is about, in `TEXT`"},
 			&cli.StringSliceFlag{Name: "criteria", Usage: "an acceptance criterion, in `TEXT`; repeat for more"},
-			&cli.IntFlag{Name: "priority", Usage: "the story's priority `N` (1 runs first)", DefaultText: "none: after every story with one"},
+			&decimalFlag{cli.IntFlag{Name: "priority", Usage: "the story's priority `N` (1 runs first)", DefaultText: "none: after every story with one"}},
 			&cli.StringSliceFlag{Name: "depends-on", Usage: "the `ID` of a story that must pass first; repeat for more"},
 			&cli.StringSliceFlag{Name: "check", Usage: "a shell `CMD` that must pass for this story; repeat for more"},
 		},

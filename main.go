@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -289,21 +291,52 @@ func flagError(c *cli.Context, err error) error {
 	}
 	// The flag package says "parse error" of any value it cannot read,
 	// and "value out of range" of a number too large: the latter stands.
+	// A whole number's flag (decimalFlag) says what it wants itself.
 	want := m[3]
 	if c != nil && c.Command != nil && want == "parse error" {
 		for _, f := range c.Command.Flags {
-			if !slices.Contains(f.Names(), m[2]) {
-				continue
-			}
-			switch f.(type) {
-			case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
-				want = "not a whole number"
-			case *cli.Float64Flag:
+			if _, ok := f.(*cli.Float64Flag); ok && slices.Contains(f.Names(), m[2]) {
 				want = "not a number"
 			}
 		}
 	}
 	return fmt.Errorf("invalid value %s for %s: %s", m[1], dashed(m[2]), want)
+}
+
+// decimalFlag is a whole number's flag read in decimal, as a person
+// types one. cli.IntFlag leaves the command line to the flag package,
+// which reads any base Go's source does: --priority 010 would be 8, 0x10
+// 16, and 08 refused.
+type decimalFlag struct {
+	cli.IntFlag
+}
+
+// Apply registers the flag under each of its names, with one value, in
+// place of cli.IntFlag's. The value reads back as decimal digits, which
+// is all cli.Context.Int asks of it.
+func (f *decimalFlag) Apply(set *flag.FlagSet) error {
+	v := &decimal{n: f.Value}
+	for _, name := range f.Names() {
+		set.Var(v, name, f.Usage)
+	}
+	return nil
+}
+
+// decimal is decimalFlag's value.
+type decimal struct{ n int }
+
+func (d *decimal) String() string { return strconv.Itoa(d.n) }
+
+func (d *decimal) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return errors.New("value out of range")
+	case err != nil:
+		return errors.New("not a whole number")
+	}
+	d.n = int(n)
+	return nil
 }
 
 // dashed is a flag's name as typed: --name, or -n for a one-letter name.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -95,6 +96,11 @@ func parseHarness(data []byte, name string) (loop.Config, error) {
 	var raw map[string]any
 	// The parser skips a byte order mark, and counts its offsets after it.
 	text := bytes.TrimPrefix(data, []byte("\ufeff"))
+	// The parser places an invalid byte at the start of the string or
+	// comment that holds it: the byte itself is found here.
+	if i := invalidUTF8(text); i >= 0 {
+		return loop.Config{}, fmt.Errorf("%s: invalid UTF-8 byte: %#02x", textpos.At(name, text, i), text[i])
+	}
 	if _, err := toml.Decode(string(text), &raw); err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
@@ -677,4 +683,20 @@ func tomlType(v any) string {
 	default:
 		return fmt.Sprintf("%T", v)
 	}
+}
+
+// invalidUTF8 is the offset of the first byte of text that is not valid
+// UTF-8, or -1.
+func invalidUTF8(text []byte) int {
+	if utf8.Valid(text) {
+		return -1
+	}
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRune(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }

@@ -42,6 +42,9 @@ const (
 
 // Options configure a run of the loop.
 type Options struct {
+	// Dir is the work directory, an absolute path: the agent and the
+	// checks of an iteration are given it (proc.DirVar), by which a ralph
+	// started after this one was killed knows them from another loop's.
 	Dir    string
 	Config Config
 	// Out receives the narration of the run and the agent's output; Err
@@ -1044,6 +1047,7 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		"RALPH_TASK_ID="+storyID,
 		"RALPH_ITERATION="+strconv.Itoa(number),
 		"RALPH_ATTEMPT="+strconv.Itoa(attempt),
+		proc.DirVar+"="+o.Dir,
 	)
 	// The agent's output is shown as it comes, on stderr when stdout
 	// carries --json events, with its secrets replaced as everywhere else
@@ -1273,12 +1277,14 @@ func isFewerTests(t, name string) bool {
 
 // checkOptions runs checks as an iteration does, narrating each as it ends
 // with the tail of a failure's output. In an iteration (one numbered), they
-// get its RALPH_ITERATION and RALPH_TASK_ID, as the agent does: what they
-// leave running after a kill of ralph is found by them (see recover).
+// get its RALPH_ITERATION, RALPH_TASK_ID and RALPH_DIR, as the agent does:
+// what they leave running after a kill of ralph is found by them (see
+// recover). Out of one (`ralph check`), they get none of them, not even
+// RALPH_DIR: run by an agent, they keep its, and are found with it.
 func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 	var extra []string
 	if iteration > 0 {
-		extra = []string{"RALPH_TASK_ID=" + storyID, "RALPH_ITERATION=" + strconv.Itoa(iteration)}
+		extra = []string{"RALPH_TASK_ID=" + storyID, "RALPH_ITERATION=" + strconv.Itoa(iteration), proc.DirVar + "=" + o.Dir}
 	}
 	return checks.Options{
 		Dir:   o.Dir,

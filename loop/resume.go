@@ -51,7 +51,9 @@ import (
 //     metadata in order.)
 //   - The group leader of the agent or a check dies with ralph (proc's
 //     parent-death signal); what it started is found by its environment
-//     (RALPH_ITERATION, RALPH_TASK_ID) and killed by recover.
+//     (RALPH_ITERATION, RALPH_TASK_ID, and RALPH_DIR, which tells it from
+//     what a loop in a project nested in this one started) and killed by
+//     recover.
 //   - A git killed during a commit may leave .git/index.lock, which would
 //     fail every later commit: recover removes it when no process has it
 //     open.

@@ -48,8 +48,9 @@ import (
 // process id: it is written before the agent exists, and an id would make a
 // ledger written with a fixed clock differ from run to run. What a dead
 // ralph's agent and checks left running is found instead by the
-// environment ralph gave them (RALPH_ITERATION, RALPH_TASK_ID, the work
-// directory), which also finds a child that left their process groups.
+// environment ralph gave them (RALPH_ITERATION, RALPH_TASK_ID, and the
+// work directory in RALPH_DIR), which also finds a child that left their
+// process groups.
 
 // Mark is an iteration in flight, as its started marker records it.
 type Mark struct {

@@ -117,7 +117,7 @@ func Main() int {
 func describeEnv() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "args: %q\n", os.Args[1:])
-	for _, k := range []string{"RALPH_TASK_ID", "RALPH_ITERATION", "RALPH_ATTEMPT", "CLAUDECODE", "FAKE_EXTRA"} {
+	for _, k := range []string{"RALPH_TASK_ID", "RALPH_ITERATION", "RALPH_ATTEMPT", "RALPH_DIR", "CLAUDECODE", "FAKE_EXTRA"} {
 		if v, ok := os.LookupEnv(k); ok {
 			fmt.Fprintf(&b, "%s=%s\n", k, v)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -117,28 +118,10 @@ func TestKillStrays(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// spawn starts a group leader with a background child, as an agent
-	// that started a server would leave, and returns both pids.
-	spawn := func(dir string, env ...string) (leader, bg int) {
-		pidFile := filepath.Join(t.TempDir(), "bg.pid")
-		cmd := exec.Command("sh", "-c", `sleep 100 & echo $! > "$1"; exec sleep 100`, "sh", pidFile)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), append(env, "PWD="+dir)...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go cmd.Wait()
-		bg = readPid(t, pidFile)
-		t.Cleanup(func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		})
-		return cmd.Process.Pid, bg
-	}
-	strayLeader, strayBg := spawn(dir, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
-	deeperLeader, deeperBg := spawn(filepath.Join(dir, "sub"), "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
-	nextLeader, _ := spawn(dir, "RALPH_ITERATION=8", "RALPH_TASK_ID=US-1")
-	elsewhere, _ := spawn(other, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+	strayLeader, strayBg := spawnStray(t, dir, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+	deeperLeader, deeperBg := spawnStray(t, filepath.Join(dir, "sub"), "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
+	nextLeader, _ := spawnStray(t, dir, "RALPH_ITERATION=8", "RALPH_TASK_ID=US-1")
+	elsewhere, _ := spawnStray(t, other, "RALPH_ITERATION=7", "RALPH_TASK_ID=US-1")
 
 	found, err := KillStrays(dir, []string{"RALPH_ITERATION=7", "RALPH_TASK_ID=US-1"})
 	if err != nil {
@@ -160,6 +143,77 @@ func TestKillStrays(t *testing.T) {
 	if found, err := KillStrays(dir, []string{"RALPH_ITERATION=7", "RALPH_TASK_ID=US-1"}); err != nil || len(found) != 0 {
 		t.Errorf("second KillStrays = %v, %v; want none", found, err)
 	}
+}
+
+// TestKillStraysNestedLoop: a process with RALPH_DIR is a stray of the
+// directory it names and of no other. The agent of a loop that runs in a
+// project nested in this one, on an iteration of the same number and story,
+// works below this directory but is not this one's; this one's agent is,
+// wherever it went and by whatever path it was told the directory. One
+// with no RALPH_DIR, started by an older ralph, is still known by where it
+// works, so that an upgrade leaves no stray running.
+func TestKillStraysNestedLoop(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	dir, other := t.TempDir(), t.TempDir()
+	nested := filepath.Join(dir, "nested")
+	if err := os.Mkdir(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(other, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	iteration := []string{"RALPH_ITERATION=7", "RALPH_TASK_ID=US-1"}
+	with := func(v string) []string { return append(slices.Clone(iteration), v) }
+	ownLeader, ownBg := spawnStray(t, nested, with("RALPH_DIR="+dir)...)
+	wentLeader, wentBg := spawnStray(t, other, with("RALPH_DIR="+link)...)
+	olderLeader, olderBg := spawnStray(t, nested, iteration...)
+	nestedLeader, nestedBg := spawnStray(t, nested, with("RALPH_DIR="+nested)...)
+	nestedUp, _ := spawnStray(t, dir, with("RALPH_DIR="+nested)...)
+
+	found, err := KillStrays(dir, iteration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{ownLeader, ownBg, wentLeader, wentBg, olderLeader, olderBg}
+	slices.Sort(want)
+	if !slices.Equal(found, want) {
+		t.Errorf("KillStrays found %v, want %v", found, want)
+	}
+	for _, pid := range want {
+		waitGone(t, pid)
+	}
+	for _, pid := range []int{nestedLeader, nestedBg, nestedUp} {
+		if !alive(pid) {
+			t.Errorf("process %d, the nested loop's, was killed", pid)
+		}
+	}
+}
+
+// spawnStray starts in dir, with env added to the test's environment, a
+// group leader with a background child, as an agent that started a server
+// would leave, and returns both pids. The test's own RALPH_ variables are
+// left out: run as a check of a ralph, the test has its iteration's, and
+// its RALPH_DIR would make a process meant to have none another loop's.
+func spawnStray(t *testing.T, dir string, env ...string) (leader, bg int) {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "bg.pid")
+	cmd := exec.Command("sh", "-c", `sleep 100 & echo $! > "$1"; exec sleep 100`, "sh", pidFile)
+	cmd.Dir = dir
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "RALPH_") })
+	cmd.Env = append(cmd.Env, append(env, "PWD="+dir)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	bg = readPid(t, pidFile)
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	return cmd.Process.Pid, bg
 }
 
 func TestHolders(t *testing.T) {

@@ -366,6 +366,12 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 				d.errorf(key, "%q: not a variable's name (empty, or with = or NUL in it)", name)
 				return
 			}
+			if slices.Contains(loop.IterationVars, name) {
+				// Told, not overridden in silence: a wrapper that
+				// reads it would get ralph's value and never this.
+				d.errorf(key, "%s is ralph's to set: the agent gets ralph's value for each iteration, never this one; remove it", name)
+				return
+			}
 			a.Env = append(a.Env, name+"="+d.str(val, key+"."+name))
 		})
 	case "api":

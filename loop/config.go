@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-harness/ralph/agent"
 	"github.com/ralph-harness/ralph/checks"
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 // Config is a checked harness.toml: everything the loop needs to know about
@@ -71,6 +72,11 @@ type AgentConfig struct {
 	// loop does not start while it is empty, and says KeyMissing.
 	KeyEnv, KeyMissing string
 }
+
+// IterationVars are the variables ralph gives the agent of every iteration,
+// each with the iteration's own value (see runAgent). agent.env may not set
+// them: ralph's value would take the place of its, unseen.
+var IterationVars = []string{"RALPH_TASK_ID", "RALPH_ITERATION", "RALPH_ATTEMPT", proc.DirVar}
 
 // KeyError says that the agent's key is missing from the environment the
 // agent would get (environ, with the agent's own env), or is nil.

@@ -287,18 +287,19 @@ const maxExcerptLine = 200
 // Excerpt returns the last maxLines lines of out, each line cut to 200
 // bytes, for the ledger and prompts. Trailing blank lines are dropped first,
 // so the excerpt ends with the output's last words. A runner's colours are
-// left out: the ledger would keep each escape as an unreadable character,
+// left out, and so is every other escape sequence or control character
+// but tab: the ledger would keep each escape as an unreadable character,
 // and a terminal showing the excerpt would obey the rest of it (a clear
-// screen, a cursor moved). A line that carriage returns redraw (a progress
+// screen, a cursor moved, its title or the clipboard set). A line that carriage returns redraw (a progress
 // bar) is kept as a terminal shows it in the end: its last part (see
-// redrawn); a CRLF is a line end.
+// ansi.Redrawn); a CRLF is a line end.
 func Excerpt(out string, maxLines int) string {
 	if maxLines <= 0 {
 		return ""
 	}
 	lines := strings.Split(strings.ReplaceAll(ansi.String(out), "\r\n", "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = redrawn(l)
+		lines[i] = ansi.Printable(ansi.Redrawn(l))
 	}
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
@@ -330,27 +331,6 @@ func (r Result) Excerpt(maxLines int) string {
 		return "(" + what + ")"
 	}
 	return fmt.Sprintf("(exited %d, %s)", r.ExitCode, what)
-}
-
-// redrawn returns what a terminal shows of a line whose carriage returns
-// send the cursor back to its start to write it anew: its last part that is
-// not empty ("building 50%\rbuilding 100%" is "building 100%", and so is
-// "building 100%\r"). Kept whole, it would be one long line of every
-// redraw, the \r shown in the ledger as an unreadable character and obeyed
-// by a terminal that shows the excerpt, which then shows some of them over
-// the others. (Text a shorter last part does not write over is left out:
-// progress bars clear or pad their line.)
-func redrawn(l string) string {
-	for {
-		i := strings.LastIndexByte(l, '\r')
-		if i < 0 {
-			return l
-		}
-		if i < len(l)-1 {
-			return l[i+1:]
-		}
-		l = l[:i]
-	}
 }
 
 // cutLine cuts l to maxExcerptLine bytes on a rune boundary, marking the cut.

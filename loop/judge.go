@@ -29,9 +29,11 @@ func (c Claim) String() string {
 // ParseClaim reads the reply tag from the agent's final message. A claim
 // counts only when the tag is the last non-blank line of the message, so an
 // agent that echoes the prompt or mentions the tag in prose claims nothing.
+// The line is read as a terminal shows it: without its colours, and as its
+// last redraw when carriage returns write it anew ("thinking…\r<ralph>…").
 func ParseClaim(final string) Claim {
 	text := strings.TrimRight(ansi.String(final), " \t\r\n")
-	line := text[strings.LastIndexByte(text, '\n')+1:]
+	line := ansi.Redrawn(text[strings.LastIndexByte(text, '\n')+1:])
 	line = strings.TrimSpace(line)
 	inner, ok := strings.CutPrefix(line, "<ralph>")
 	if !ok {

@@ -158,9 +158,12 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 		return res
 	}
 	if c.Timeout > 0 {
+		// The timeout is the check's own run: output that a daemon it
+		// started (setsid) goes on writing after it exited is read for
+		// the grace period at most, and makes no check time out.
 		t := time.NewTimer(c.Timeout)
 		select {
-		case <-p.Done():
+		case <-p.Exited():
 		case <-t.C:
 			res.TimedOut = true
 			p.Stop()

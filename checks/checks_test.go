@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,6 +137,26 @@ func TestTimeoutExitZero(t *testing.T) {
 	r := Run(context.Background(), cs, options(t))[0]
 	if !r.TimedOut || r.Passed || r.ExitCode != 0 {
 		t.Errorf("timed out %v, passed %v, exit %d; want true, false, 0", r.TimedOut, r.Passed, r.ExitCode)
+	}
+}
+
+// TestTimeoutDaemon: a check that exits in time passes, though a daemon it
+// started in a session of its own (setsid) holds its output open past the
+// timeout; what the daemon writes meanwhile is read for the grace period.
+func TestTimeoutDaemon(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	o := options(t)
+	o.Grace = 600 * time.Millisecond
+	// The daemon outlives the check, and ends by itself after 2 s.
+	cs := []Check{{Name: "starts a daemon", Run: `setsid sh -c 'for i in $(seq 40); do echo daemon; sleep 0.05; done' & sleep 0.05; echo started`, Timeout: 300 * time.Millisecond}}
+	r := Run(context.Background(), cs, o)[0]
+	if r.TimedOut || !r.Passed || r.ExitCode != 0 {
+		t.Errorf("timed out %v, passed %v, exit %d; want false, true, 0", r.TimedOut, r.Passed, r.ExitCode)
+	}
+	if !strings.Contains(r.Output, "started\n") {
+		t.Errorf("Output = %q, want it to hold %q", r.Output, "started\n")
 	}
 }
 

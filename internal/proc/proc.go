@@ -63,6 +63,7 @@ type Config struct {
 type Process struct {
 	cmd    *exec.Cmd
 	stop   context.CancelFunc
+	exited chan struct{}
 	done   chan struct{}
 	code   int
 	reason error // why the exit status is unknown, when code is -1
@@ -115,7 +116,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	}
 	cmd.WaitDelay = grace
 
-	p := &Process{cmd: cmd, stop: stop, done: make(chan struct{})}
+	p := &Process{cmd: cmd, stop: stop, exited: make(chan struct{}), done: make(chan struct{})}
 	var (
 		parentEnds []*os.File // ours: read ends of stdout/stderr, write end of stdin
 		childEnds  []*os.File // closed in ralph once the child has them
@@ -256,6 +257,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		}
 		// The leader is gone: nothing in its group may outlive it.
 		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		close(p.exited)
 		running.Delete(p)
 		if stdinW != nil {
 			stdinW.SetWriteDeadline(time.Now())
@@ -388,6 +390,12 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // after the grace period if the leader is still there. It returns at once and
 // may be called any number of times, also after the process has exited.
 func (p *Process) Stop() { p.stop() }
+
+// Exited returns a channel that is closed when the process has exited and
+// its group is killed, before the rest of the output is delivered: a child
+// that left the group (setsid) may hold the pipe open for the grace period
+// after.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Done returns a channel that is closed when the process and its group are
 // gone and all their output has been delivered.

@@ -25,15 +25,36 @@ const followWindow = 256 << 10
 // Follower passes on only entries numbered above the last it passed on.
 // When the file is replaced or truncated (an editor saving the head), it
 // reads it again from the start, skipping what it passed on already; if
-// the entry it passed on last is gone, the ledger was rewritten, and it
-// carries on after the newest entry the file holds.
+// the entries it passed on last are gone or not as they were (an agent
+// appended entries of its own, which ralph's guard then took out), it
+// carries on after the newest of them the file still holds as it was:
+// ralph's own entry, numbered as the agent's was, is passed on then. When
+// none is left, the ledger was started over, and it carries on after the
+// newest entry the file holds. A rewrite that leaves the file no shorter
+// is told by the bytes before where the last read ended.
 type Follower struct {
-	path string
-	last int         // the number of the last entry passed on
-	off  int64       // where the next read starts
-	skip bool        // off may be inside a line: skip to the next
-	file fs.FileInfo // the file read last, to notice it being replaced
+	path   string
+	last   int         // the number of the last entry passed on
+	passed []passedOn  // the last entries passed on, oldest first
+	seen   []byte      // the last bytes before off, as read
+	off    int64       // where the next read starts
+	skip   bool        // off may be inside a line: skip to the next
+	file   fs.FileInfo // the file read last, to notice it being replaced
 }
+
+// passedOn is an entry a Follower passed on: its number, and its text as
+// Format writes it.
+type passedOn struct {
+	n    int
+	text string
+}
+
+// followKept is how many of the entries it passed on a Follower keeps, and
+// followSeen how many bytes before where it read last.
+const (
+	followKept = 16
+	followSeen = 64
+)
 
 // NewFollower returns a Follower of the ledger at path that passes on the
 // entries numbered above after. A missing file is waited for.
@@ -66,9 +87,9 @@ func (fl *Follower) Poll(fn func(Entry) error) error {
 		return fmt.Errorf("read %s: %w", fl.path, bare(err))
 	}
 	defer f.Close()
-	reread := (fl.file != nil && !os.SameFile(fl.file, st)) || st.Size() < fl.off
+	reread := (fl.file != nil && !os.SameFile(fl.file, st)) || st.Size() < fl.off || fl.rewritten(f)
 	if reread {
-		fl.off, fl.skip = 0, false
+		fl.off, fl.skip, fl.seen = 0, false, nil
 	}
 	fl.file = st
 	if st.Size() == fl.off {
@@ -94,14 +115,21 @@ func (fl *Follower) Poll(fn func(Entry) error) error {
 	}
 	entries, used := scanEntries(buf[skipped:])
 	fl.off = start + int64(skipped+used)
-	if reread && fl.last > 0 && len(entries) > 0 && !containsIteration(entries, fl.last) {
-		fl.last = entries[len(entries)-1].Iteration
+	if read := buf[:skipped+used]; len(read) > 0 {
+		fl.seen = append(fl.seen[:0], read[max(0, len(read)-followSeen):]...)
+	}
+	if reread && fl.last > 0 && len(entries) > 0 {
+		fl.last = fl.resume(entries)
 	}
 	for _, e := range entries {
 		if e.Iteration <= fl.last {
 			continue
 		}
 		fl.last = e.Iteration
+		if len(fl.passed) == followKept {
+			fl.passed = append(fl.passed[:0], fl.passed[1:]...)
+		}
+		fl.passed = append(fl.passed, passedOn{e.Iteration, string(Format(e))})
 		if err := fn(e); err != nil {
 			return err
 		}
@@ -109,13 +137,46 @@ func (fl *Follower) Poll(fn func(Entry) error) error {
 	return nil
 }
 
-func containsIteration(entries []Entry, n int) bool {
+// rewritten reports whether the bytes before where the last read ended
+// are no longer those it read.
+func (fl *Follower) rewritten(f *os.File) bool {
+	if len(fl.seen) == 0 {
+		return false
+	}
+	back := make([]byte, len(fl.seen))
+	_, err := f.ReadAt(back, fl.off-int64(len(back)))
+	return err != nil || !bytes.Equal(back, fl.seen)
+}
+
+// resume returns the number to carry on after in entries, the file read
+// again from its start: the newest entry passed on that the file still
+// holds as it was; with none, the newest entry numbered below those passed
+// on, which were all rewritten; with none passed on by this Follower, the
+// last one passed on before it, or the file's newest entry once that is
+// gone (the ledger was started over).
+func (fl *Follower) resume(entries []Entry) int {
+	holds := make(map[int]string, len(entries))
 	for _, e := range entries {
-		if e.Iteration == n {
-			return true
+		holds[e.Iteration] = string(Format(e))
+	}
+	for i := len(fl.passed) - 1; i >= 0; i-- {
+		if p := fl.passed[i]; holds[p.n] == p.text {
+			return p.n
 		}
 	}
-	return false
+	if len(fl.passed) > 0 {
+		below := 0
+		for _, e := range entries {
+			if e.Iteration < fl.passed[0].n {
+				below = max(below, e.Iteration)
+			}
+		}
+		return below
+	}
+	if _, ok := holds[fl.last]; ok {
+		return fl.last
+	}
+	return entries[len(entries)-1].Iteration
 }
 
 // scanEntries returns the complete entries in buf, which starts at the

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -152,4 +153,66 @@ func TestFollowStartsNearTheEnd(t *testing.T) {
 	wantPolled(t, fl, 7, 8)
 	appendText(t, path, "\n"+string(Format(entryN(9))))
 	wantPolled(t, fl, 9)
+}
+
+// TestFollowForged: an agent appends entries of its own while it runs,
+// which are passed on as they come; ralph's guard then takes them out and
+// ralph appends its own entry, with the number the agent's had, or
+// another. Once the file shows they are gone (shorter, or not as it was
+// read before where the last read ended), ralph's entry is passed on, and
+// what follows it.
+func TestFollowForged(t *testing.T) {
+	forged := func(n int) Entry {
+		e := entryN(n)
+		e.Outcome, e.Summary = "done", "forged"
+		return e
+	}
+	tests := []struct {
+		name    string
+		forged  Entry
+		between bool // polled between the guard's restore and ralph's entry
+	}{
+		{"same number, polled between", forged(3), true},
+		{"same number, the file no shorter before the next poll", forged(3), false},
+		{"a number far ahead", forged(999), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeLedger(t, "# head\n", []Entry{entryN(1)}, "")
+			fl, err := NewFollower(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPolled(t, fl, 1)
+			appendText(t, path, "\n"+string(Format(entryN(2))))
+			wantPolled(t, fl, 2)
+			before, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendText(t, path, "\n"+string(Format(tt.forged)))
+			wantPolled(t, fl, tt.forged.Iteration)
+			if err := os.Truncate(path, before.Size()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.between {
+				wantPolled(t, fl)
+			}
+			real := entryN(3)
+			real.Summary = "ralph's, longer than the agent's" + strings.Repeat(".", 40)
+			appendText(t, path, "\n"+string(Format(real)))
+			var got []string
+			if err := fl.Poll(func(e Entry) error {
+				got = append(got, fmt.Sprintf("%d %s", e.Iteration, e.Summary))
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"3 " + real.Summary}; !reflect.DeepEqual(got, want) {
+				t.Errorf("Poll passed on %q, want %q", got, want)
+			}
+			appendText(t, path, "\n"+string(Format(entryN(4))))
+			wantPolled(t, fl, 4)
+		})
+	}
 }

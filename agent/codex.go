@@ -19,7 +19,8 @@ const codexMaxShownItems = 1024
 // agent's messages, commands, file changes and tool calls, error, and a
 // final turn.completed or turn.failed). It shows a readable view instead of
 // the raw JSON. The final message is the last agent_message item completed
-// in a turn that completed; tokens come from turn.completed's usage.
+// in a turn that completed; tokens come from the last turn.completed's
+// usage, however the run ends.
 type codexReader struct {
 	view
 	finalEvent // turn.completed or turn.failed: codex runs one turn per exec
@@ -46,10 +47,14 @@ func (r *codexReader) Write(p []byte) (int, error) { return r.lines.Write(p) }
 
 func (r *codexReader) finish(res *Result) {
 	r.lines.Flush()
+	// The tokens of the turns that completed were spent, whether or not
+	// a later turn did: a run stopped or failed midway keeps them, for
+	// loop.max_tokens. Codex says nothing of a turn's usage before its
+	// end, so a turn cut short counts for nothing.
+	res.InputTokens = r.input
+	res.OutputTokens = r.output
 	if r.completed {
 		res.FinalMessage = lastBytes(r.lastMessage, MaxFinalMessage)
-		res.InputTokens = r.input
-		res.OutputTokens = r.output
 		return
 	}
 	if r.gotFailed {
@@ -276,7 +281,8 @@ func (r *codexReader) turnCompleted(ev map[string]json.RawMessage) {
 	// input_tokens counts the cached input too, and output_tokens the
 	// reasoning, as in the OpenAI API's usage. Codex runs one turn per
 	// exec; should there be more, the last turn's usage is taken, as it
-	// may be the thread's running total.
+	// is the thread's running total (codex exec fills it from the
+	// thread's total token usage, not the turn's).
 	// Each count is decoded on its own: one of the wrong type costs only
 	// itself.
 	var usage map[string]json.RawMessage

@@ -179,6 +179,8 @@ func TestCodexEvents(t *testing.T) {
 		res   Result
 	}{
 		{
+			// The first turn's tokens were spent: a run stopped in the
+			// second keeps them.
 			name: "a later turn without an end has no final message",
 			input: `{"type":"turn.started"}` + "\n" +
 				`{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"first <ralph>done</ralph>"}}` + "\n" +
@@ -186,6 +188,16 @@ func TestCodexEvents(t *testing.T) {
 				`{"type":"turn.started"}` + "\n" +
 				`{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"second"}}` + "\n",
 			shown: "first <ralph>done</ralph>\n✓ turn completed: 1 input tokens, 2 output tokens\nsecond\n",
+			res:   Result{InputTokens: 1, OutputTokens: 2},
+		},
+		{
+			name: "a later turn that fails keeps the tokens of the turns before",
+			input: `{"type":"turn.started"}` + "\n" +
+				`{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":200,"output_tokens":40}}` + "\n" +
+				`{"type":"turn.started"}` + "\n" +
+				`{"type":"turn.failed","error":{"message":"something odd"}}` + "\n",
+			shown: "✓ turn completed: 300 input tokens, 40 output tokens\n✗ turn failed: something odd\n",
+			res:   Result{InputTokens: 300, OutputTokens: 40, APIError: true},
 		},
 		{
 			name: "the last agent message of the turn is final",

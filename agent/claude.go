@@ -21,13 +21,19 @@ const maxLine = 1 << 20
 // maxSummary bounds the one-line summaries of tool calls and errors.
 const maxSummary = 200
 
+// claudeMaxMessages bounds the message ids remembered for counting tokens
+// before a result: a message's events come close together, so only the ids
+// of the last few matter.
+const claudeMaxMessages = 1024
+
 // claudeReader reads `claude -p --output-format stream-json --verbose`: one
 // JSON event per line (system/init, assistant messages, user messages that
 // carry tool results, system/api_retry while the CLI retries a failed API
 // request, rate_limit_event for subscription logins, and a final result).
 // It shows a readable view instead of the raw JSON and takes the final
 // message, tokens and cost from the last result event, and the problem from
-// a result that is an API error.
+// a result that is an API error. Without a result, the tokens are those the
+// assistant messages said they used.
 type claudeReader struct {
 	view
 	finalEvent // the first result event
@@ -47,6 +53,14 @@ type claudeReader struct {
 	errStatus int    // the result's api_error_status (0: none)
 	errType   string // the result's api_error_type
 
+	// spentIn and spentOut add up the usage of the assistant messages
+	// so far, for a run stopped before its result (a timeout, an idle
+	// stop, an interrupt), which is often the costliest; the result's
+	// usage replaces them. messages holds, by message id, the counts
+	// already added for it (at most claudeMaxMessages ids).
+	spentIn, spentOut int64
+	messages          map[string]claudeUsage
+
 	// retrying is the problem of the API request the CLI was retrying
 	// when it last said so, cleared by any later answer of the model or
 	// tool result; it stands when the run ends (stopped, say) without a
@@ -58,7 +72,7 @@ type claudeReader struct {
 }
 
 func newClaudeReader(shown io.Writer, now func() time.Time) *claudeReader {
-	r := &claudeReader{view: view{shown}, now: now, finalEvent: newFinalEvent()}
+	r := &claudeReader{view: view{shown}, now: now, finalEvent: newFinalEvent(), messages: map[string]claudeUsage{}}
 	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
@@ -76,6 +90,14 @@ func (r *claudeReader) finish(res *Result) {
 			r.withLimitReset(&p)
 			res.Problem = &p
 		}
+		// The tokens the messages used were spent all the same, and
+		// loop.max_tokens must see them, short of the truth as they are
+		// (see messageUsage). Their cost is not known: only the result
+		// prices a run, and a price made up here from the model's name
+		// would be wrong for a subscription or after a price change, so
+		// it stays unknown rather than guessed.
+		res.InputTokens = r.spentIn
+		res.OutputTokens = r.spentOut
 		return
 	}
 	res.FinalMessage = lastBytes(r.final, MaxFinalMessage)
@@ -318,6 +340,7 @@ func contentBlocks(raw json.RawMessage) []block {
 }
 
 func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
+	r.messageUsage(ev)
 	// A message the CLI made up to report a failed API request
 	// ("API Error: ...") is an error, not the model's words.
 	synthetic := str(ev["error"]) != ""
@@ -344,6 +367,58 @@ func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
 			r.printf("%s\n", toolLine(b.Name, toolSummary(b.Input)))
 		}
 		// Thinking blocks are the agent's own business.
+	}
+}
+
+// claudeUsage is the tokens a usage object counts: input with the cache's
+// reads and writes, and output.
+type claudeUsage struct{ input, output int64 }
+
+// decodeClaudeUsage reads a usage object, {"input_tokens",
+// "cache_creation_input_tokens", "cache_read_input_tokens",
+// "output_tokens"}, as a result and every assistant message carry it. A
+// count of the wrong type costs only itself.
+func decodeClaudeUsage(raw json.RawMessage) claudeUsage {
+	var usage struct {
+		Input         int64 `json:"input_tokens"`
+		Output        int64 `json:"output_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+	}
+	json.Unmarshal(raw, &usage)
+	return claudeUsage{
+		input:  AddTokens(0, usage.Input, usage.CacheCreation, usage.CacheRead),
+		output: AddTokens(0, usage.Output),
+	}
+}
+
+// messageUsage adds an assistant message's usage to the tokens spent so
+// far. Claude Code sends a message as one event per content block, each
+// with the message's id and the usage known when it was sent (all of the
+// input, but little of the output, which the result alone tells in full):
+// a message counts once, at the most any of its events said. An event
+// without an id is a message of its own.
+func (r *claudeReader) messageUsage(ev map[string]json.RawMessage) {
+	var msg struct {
+		ID    json.RawMessage `json:"id"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(ev["message"], &msg) != nil || len(msg.Usage) == 0 {
+		return
+	}
+	u := decodeClaudeUsage(msg.Usage)
+	id := str(msg.ID)
+	prev, seen := r.messages[id]
+	if id != "" && !seen && len(r.messages) >= claudeMaxMessages {
+		// Messages long finished: forgetting them costs at most one
+		// counted twice, should an event of it still come.
+		clear(r.messages)
+	}
+	now := claudeUsage{input: max(prev.input, u.input), output: max(prev.output, u.output)}
+	r.spentIn = AddTokens(r.spentIn, now.input-prev.input)
+	r.spentOut = AddTokens(r.spentOut, now.output-prev.output)
+	if id != "" {
+		r.messages[id] = now
 	}
 }
 
@@ -383,15 +458,10 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	if !r.apiError {
 		r.final = fullTurn(r.final, r.said)
 	}
-	var usage struct {
-		Input         int64 `json:"input_tokens"`
-		Output        int64 `json:"output_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-	}
-	json.Unmarshal(ev["usage"], &usage)
-	r.input = AddTokens(0, usage.Input, usage.CacheCreation, usage.CacheRead)
-	r.output = AddTokens(0, usage.Output)
+	// The result's usage is the whole run's, which the messages' fall
+	// short of: it replaces theirs.
+	u := decodeClaudeUsage(ev["usage"])
+	r.input, r.output = u.input, u.output
 	var cost *float64
 	if json.Unmarshal(ev["total_cost_usd"], &cost) != nil || cost != nil && (*cost < 0 || math.IsInf(*cost, 0) || math.IsNaN(*cost)) {
 		cost = nil

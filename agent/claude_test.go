@@ -228,6 +228,30 @@ func TestClaudeEvents(t *testing.T) {
 			shown: "✗ API Error: 500 Internal\n",
 		},
 		{
+			// Stopped before its result (a timeout, say): the tokens the
+			// messages used still count. m1 comes as two events, one per
+			// content block, and counts once, at its larger usage.
+			name: "a stream cut before its result keeps the messages' tokens",
+			input: `{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Looking."}],"usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":1}}}` + "\n" +
+				`{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","name":"Bash","input":{"command":"go test"}}],"usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":30}}}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]}}` + "\n" +
+				`{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"Still at it."}],"usage":{"input_tokens":5,"cache_read_input_tokens":130,"output_tokens":7}}}` + "\n" +
+				`{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","name":"Read","input":{"file_path":"a.go"}}],"usage":{"input_tokens":5,"cache_read_input_tokens":130,"output_tokens":7}}}` + "\n" +
+				`{"type":"assistant","message":{"content":[],"usage":{"input_tokens":-4,"output_tokens":2}}}` + "\n",
+			shown: "Looking.\n→ Bash: go test\nStill at it.\n→ Read: a.go\n",
+			res:   Result{InputTokens: 265, OutputTokens: 39},
+		},
+		{
+			// The result's usage and cost are the run's: what the
+			// messages said is not added to them.
+			name: "a result's usage replaces the messages'",
+			input: `{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Done.\n<ralph>done</ralph>"}],"usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}` + "\n" +
+				`{"type":"assistant","message":{"id":"m1","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Done.\n<ralph>done</ralph>","total_cost_usd":0.25,"usage":{"input_tokens":12,"cache_read_input_tokens":100,"output_tokens":40}}` + "\n",
+			shown: "Done.\n<ralph>done</ralph>\n✓ result: 1 turn, $0.2500\n",
+			res:   Result{FinalMessage: "Done.\n<ralph>done</ralph>", InputTokens: 112, OutputTokens: 40, CostUSD: 0.25, CostKnown: true},
+		},
+		{
 			name: "the last result wins",
 			input: `{"type":"result","is_error":true,"result":"first","total_cost_usd":1}` + "\n" +
 				`{"type":"result","result":"second"}` + "\n",
@@ -382,6 +406,51 @@ func TestClaudeTranscripts(t *testing.T) {
 			}
 			golden(t, filepath.Join("testdata", "claude", tt.name+".golden"), shown)
 		}
+	}
+}
+
+// TestClaudeStoppedTokens cuts a captured transcript before its result, as
+// a run stopped at agent.timeout is: the tokens of its messages count, each
+// message once although Claude Code sends it as one event per content
+// block. Their output is only what each message's first event said (1
+// token here, the result says 80): less than was spent, never more.
+func TestClaudeStoppedTokens(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "claude", "tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The result is the last line.
+	in := strings.TrimSuffix(string(b), "\n")
+	cut := strings.LastIndexByte(in, '\n') + 1
+	if !strings.Contains(in[cut:], `"type":"result"`) {
+		t.Fatal("the last line of tools.jsonl is not its result")
+	}
+	for _, chunk := range []int{1 << 20, 100, 1} {
+		_, res := parse(in[:cut], chunk)
+		if res.InputTokens != 400 || res.OutputTokens != 4 || res.CostUSD != 0 || res.CostKnown || res.FinalMessage != "" {
+			t.Errorf("chunks of %d: result %+v; want 400 input and 4 output tokens, no cost, no final message", chunk, res)
+		}
+	}
+}
+
+// TestClaudeMessagesBounded feeds more messages than the reader remembers
+// ids of: each still counts once, and the ids held stay bounded.
+func TestClaudeMessagesBounded(t *testing.T) {
+	var in strings.Builder
+	n := 3 * claudeMaxMessages
+	for i := range n {
+		ev := `{"type":"assistant","message":{"id":"m` + strconv.Itoa(i) + `","content":[],"usage":{"input_tokens":2,"output_tokens":1}}}` + "\n"
+		in.WriteString(ev + ev)
+	}
+	r := newClaudeReader(io.Discard, time.Now)
+	r.Write([]byte(in.String()))
+	var res Result
+	r.finish(&res)
+	if res.InputTokens != int64(2*n) || res.OutputTokens != int64(n) {
+		t.Errorf("tokens %d in, %d out; want %d in, %d out", res.InputTokens, res.OutputTokens, 2*n, n)
+	}
+	if len(r.messages) > claudeMaxMessages {
+		t.Errorf("%d message ids held, want at most %d", len(r.messages), claudeMaxMessages)
 	}
 }
 

@@ -340,14 +340,24 @@ func contentBlocks(raw json.RawMessage) []block {
 }
 
 func (r *claudeReader) assistant(ev map[string]json.RawMessage) {
-	r.messageUsage(ev)
+	// Decoded once for its usage and its content: a message may be long.
+	var msg struct {
+		ID      json.RawMessage `json:"id"`
+		Usage   json.RawMessage `json:"usage"`
+		Content json.RawMessage `json:"content"`
+	}
+	var content []block
+	if json.Unmarshal(ev["message"], &msg) == nil {
+		r.messageUsage(str(msg.ID), msg.Usage)
+		content = contentBlocks(msg.Content)
+	}
 	// A message the CLI made up to report a failed API request
 	// ("API Error: ...") is an error, not the model's words.
 	synthetic := str(ev["error"]) != ""
 	if !synthetic {
 		r.retrying = nil
 	}
-	for _, b := range blocks(ev) {
+	for _, b := range content {
 		switch b.Type {
 		case "text":
 			if b.Text == "" {
@@ -398,16 +408,11 @@ func decodeClaudeUsage(raw json.RawMessage) claudeUsage {
 // input, but little of the output, which the result alone tells in full):
 // a message counts once, at the most any of its events said. An event
 // without an id is a message of its own.
-func (r *claudeReader) messageUsage(ev map[string]json.RawMessage) {
-	var msg struct {
-		ID    json.RawMessage `json:"id"`
-		Usage json.RawMessage `json:"usage"`
-	}
-	if json.Unmarshal(ev["message"], &msg) != nil || len(msg.Usage) == 0 {
+func (r *claudeReader) messageUsage(id string, usage json.RawMessage) {
+	if len(usage) == 0 {
 		return
 	}
-	u := decodeClaudeUsage(msg.Usage)
-	id := str(msg.ID)
+	u := decodeClaudeUsage(usage)
 	prev, seen := r.messages[id]
 	if id != "" && !seen && len(r.messages) >= claudeMaxMessages {
 		// Messages long finished: forgetting them costs at most one

@@ -7,6 +7,7 @@ package checks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,9 @@ type Check struct {
 	Timeout  time.Duration // 0: none
 	Required bool          // a failing optional check is reported but does not block
 	Baseline bool          // blocks only when it fails in a way it did not before the story's first attempt
+	// After names the checks that must have ended, and passed, before
+	// this one starts (see Run).
+	After []string
 }
 
 // Result is the outcome of one check.
@@ -50,6 +54,9 @@ type Result struct {
 	// Stopped says that ctx ended the check, before it started or while
 	// it ran, and it did not pass: it neither passed nor failed.
 	Stopped bool
+	// NotRun says that the check was not run, as one it waits for (see
+	// Check.After) did not pass; Err says which. It failed.
+	NotRun bool
 }
 
 // Options say where and how checks run.
@@ -79,6 +86,16 @@ type Options struct {
 // own process group with its timeout; cancelling ctx stops them all. Results
 // come back in the order of cs.
 //
+// A check with After starts only once every check it names has ended, and
+// runs only if they all passed: a check that needs a build would otherwise
+// race it and pass on what an older build left. When one of them did not
+// pass, the check is not run and fails (Result.NotRun), whether or not the
+// one it waited for was required: run on a failed build, it would judge
+// stale output just the same. A name in After that is not in cs is left
+// out, so that a subset of the checks (the baseline's) can run; checks
+// that wait for each other in a circle are not run. Every other check
+// starts at once.
+//
 // The checks run without the relative directories of $PATH (RelativePath):
 // sh finds a program through one in the work directory, which the agent
 // writes, and a grep it left in ./node_modules/.bin would pass a check that
@@ -106,34 +123,149 @@ func Run(ctx context.Context, cs []Check, o Options) []Result {
 		o.Done(i, results[i])
 	}
 
-	slots := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	// Checks start in the order of cs, so that Parallel: 1 runs them one
-	// after the other as listed.
+	// waits[i] counts the checks cs[i] still waits for; next[j] lists the
+	// checks that wait for cs[j].
+	index := make(map[string]int, len(cs))
 	for i, c := range cs {
-		select {
-		case slots <- struct{}{}:
-			wg.Go(func() {
-				defer func() { <-slots }()
-				results[i] = runOne(ctx, i, c, o)
-				report(i)
-			})
-		case <-ctx.Done():
-			results[i] = Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, ctx.Err()), Stopped: true}
-			report(i)
+		if _, dup := index[c.Name]; !dup {
+			index[c.Name] = i
 		}
 	}
-	wg.Wait()
+	waits := make([]int, len(cs))
+	next := make([][]int, len(cs))
+	for i, c := range cs {
+		for _, name := range c.After {
+			if j, ok := index[name]; ok && !slices.Contains(next[j], i) {
+				waits[i]++
+				next[j] = append(next[j], i)
+			}
+		}
+	}
+
+	// One goroutine hands out the slots: a check is started when it waits
+	// for nothing and a slot is free, the first of cs first, so that
+	// Parallel: 1 runs them one after the other as listed.
+	ended := make(chan int)
+	finished := make([]bool, len(cs))
+	var ready []int
+	left := len(cs)
+	var end func(i int)
+	end = func(i int) {
+		finished[i] = true
+		left--
+		for _, k := range next[i] {
+			if waits[k]--; waits[k] > 0 || finished[k] {
+				continue
+			}
+			if r, run := after(ctx, cs[k], index, results); !run {
+				results[k] = r
+				report(k)
+				end(k)
+				continue
+			}
+			ready = append(ready, k)
+			slices.Sort(ready)
+		}
+	}
+	for i := range cs {
+		if waits[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	running := 0
+	stopped := false
+	for left > 0 {
+		for !stopped && running < parallel && len(ready) > 0 {
+			i := ready[0]
+			ready = ready[1:]
+			running++
+			go func() {
+				results[i] = runOne(ctx, i, cs[i], o)
+				report(i)
+				ended <- i
+			}()
+		}
+		if running == 0 && (stopped || len(ready) == 0) {
+			// What is left waits in a circle (or ctx ended): none of it
+			// can start.
+			for i, c := range cs {
+				if finished[i] {
+					continue
+				}
+				if stopped {
+					results[i] = stoppedResult(c, ctx.Err())
+				} else {
+					results[i] = notRun(c, "it waits for itself through after")
+				}
+				report(i)
+				finished[i] = true
+				left--
+			}
+			break
+		}
+		select {
+		case i := <-ended:
+			running--
+			end(i)
+		case <-ctx.Done():
+			stopped = true
+			// The running checks end on their own, ctx stopped them.
+			i := <-ended
+			running--
+			end(i)
+		}
+	}
 	return results
+}
+
+// after returns whether c is to run, now that every check it waits for
+// has ended; if not, its result says why.
+func after(ctx context.Context, c Check, index map[string]int, results []Result) (Result, bool) {
+	for _, name := range c.After {
+		j, ok := index[name]
+		if !ok {
+			continue
+		}
+		r := results[j]
+		switch {
+		case r.Stopped:
+			return stoppedResult(c, ctx.Err()), false
+		case !r.Passed:
+			return notRun(c, name+" "+r.ended()), false
+		}
+	}
+	return Result{}, true
+}
+
+// stoppedResult is the result of c when ctx ended (err) before it started.
+func stoppedResult(c Check, err error) Result {
+	return Result{Check: c, ExitCode: -1, Err: fmt.Errorf("run check %s: %w", c.Name, err), Stopped: true}
+}
+
+// notRun is the result of c when it was not run: why says why.
+func notRun(c Check, why string) Result {
+	return Result{Check: c, ExitCode: -1, Err: errors.New("not run: " + why), NotRun: true}
+}
+
+// ended says in a few words how a check that did not pass ended, after its
+// name: "build failed".
+func (r Result) ended() string {
+	switch {
+	case r.NotRun:
+		return "was not run"
+	case r.Err != nil:
+		return "could not start"
+	case r.TimedOut:
+		return "timed out"
+	}
+	return "failed"
 }
 
 func runOne(ctx context.Context, i int, c Check, o Options) Result {
 	res := Result{Check: c, ExitCode: -1}
 	if ctx.Err() != nil {
 		// A free slot and a cancelled ctx may both have been ready.
-		res.Err = fmt.Errorf("run check %s: %w", c.Name, ctx.Err())
-		res.Stopped = true
-		return res
+		return stoppedResult(c, ctx.Err())
 	}
 	tailOut := tail.New(o.TailBytes)
 	tests := newTestCounter()
@@ -246,13 +378,15 @@ func absolutePath(env []string) []string {
 }
 
 // Verdict says how a check ended in a few words: "pass", "fail, exit 2",
-// "timeout after 10s", "error: …", with ", optional" for a failing check
+// "timeout after 10s", "not run: build failed", "error: …", with ", optional" for a failing check
 // that does not block.
 func (r Result) Verdict() string {
 	var status string
 	switch {
 	case r.Stopped:
 		return "stopped before it ended"
+	case r.NotRun:
+		status = r.Err.Error()
 	case r.Err != nil:
 		return fmt.Sprintf("error: %v", r.Err)
 	case r.Passed:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -44,7 +45,7 @@ func TestOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Check{Name: tt.name, Run: tt.run, Required: true}
 			r := Run(context.Background(), []Check{c}, options(t))[0]
-			if r.Check != c {
+			if !reflect.DeepEqual(r.Check, c) {
 				t.Errorf("Check = %+v, want %+v", r.Check, c)
 			}
 			if r.Passed != tt.passed || r.ExitCode != tt.exitCode || r.TimedOut || r.Err != nil {
@@ -464,5 +465,143 @@ func TestWithoutRelativePath(t *testing.T) {
 	r := Run(context.Background(), []Check{{Name: "path", Run: `command -v tool || echo none`}}, o)[0]
 	if r.Output != "none\n" {
 		t.Errorf("PATH=bin: Output = %q, want %q", r.Output, "none\n")
+	}
+}
+
+// readLog returns the lines the checks appended to the file log in dir.
+func readLog(tb testing.TB, dir string) []string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+// TestAfterWaits runs a check listed before the one it waits for: it
+// starts only once that one has ended, as their log shows.
+func TestAfterWaits(t *testing.T) {
+	for _, parallel := range []int{0, 1} {
+		t.Run(fmt.Sprintf("parallel %d", parallel), func(t *testing.T) {
+			o := options(t)
+			o.Parallel = parallel
+			cs := []Check{
+				{Name: "selftest", Run: "echo selftest >> log", After: []string{"build"}, Required: true},
+				{Name: "build", Run: "echo build-start >> log; sleep 0.2; echo build-end >> log", Required: true},
+			}
+			for _, r := range Run(context.Background(), cs, o) {
+				if !r.Passed {
+					t.Errorf("check %s: %s", r.Name, r.Verdict())
+				}
+			}
+			if got, want := readLog(t, o.Dir), []string{"build-start", "build-end", "selftest"}; !slices.Equal(got, want) {
+				t.Errorf("log = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestAfterFailed fails, without running them, the checks that wait for
+// one that did not pass, and those that wait for them in turn, whether or
+// not the one they waited for was required.
+func TestAfterFailed(t *testing.T) {
+	o := options(t)
+	var progress syncBuffer
+	o.Done = func(_ int, r Result) { fmt.Fprintln(&progress, r.Summary()) }
+	cs := []Check{
+		{Name: "build", Run: "exit 1"},
+		{Name: "selftest", Run: "touch selftest-ran", After: []string{"build"}, Required: true},
+		{Name: "deploy", Run: "touch deploy-ran", After: []string{"selftest"}},
+		{Name: "slow", Run: "exec sleep 100", Timeout: 50 * time.Millisecond, Required: true},
+		{Name: "bench", Run: "touch bench-ran", After: []string{"slow"}, Required: true},
+		{Name: "lint", Run: "true", Required: true},
+	}
+	rs := Run(context.Background(), cs, o)
+	want := map[string]string{
+		"selftest": "not run: build failed",
+		"deploy":   "not run: selftest was not run, optional",
+		"bench":    "not run: slow timed out",
+	}
+	for _, r := range rs {
+		w, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		if r.Passed || !r.NotRun || r.Stopped || r.ExitCode != -1 || r.Verdict() != w {
+			t.Errorf("check %s: passed %v, not run %v, stopped %v, exit %d, verdict %q; want not run: %q", r.Name, r.Passed, r.NotRun, r.Stopped, r.ExitCode, r.Verdict(), w)
+		}
+		if _, err := os.Stat(filepath.Join(o.Dir, r.Name+"-ran")); err == nil {
+			t.Errorf("check %s ran", r.Name)
+		}
+	}
+	if !rs[5].Passed {
+		t.Errorf("lint: %s; want pass", rs[5].Verdict())
+	}
+	if got := progress.String(); !strings.Contains(got, "check selftest: not run: build failed\n") || strings.Count(got, "\n") != len(cs) {
+		t.Errorf("progress:\n%s\nwant a line per check, with \"check selftest: not run: build failed\"", got)
+	}
+}
+
+// TestAfterOverlap proves without timing that the checks that wait for
+// nothing run together with those that wait: lint runs from before build
+// starts to after selftest, which waits for build, has run.
+func TestAfterOverlap(t *testing.T) {
+	const until = `i=0; until [ -e %s ]; do i=$((i+1)); [ $i -gt 500 ] && exit 1; sleep 0.01; done`
+	cs := []Check{
+		{Name: "lint", Run: "touch lint-started; " + fmt.Sprintf(until, "selftest-ran"), Required: true},
+		{Name: "build", Run: fmt.Sprintf(until, "lint-started") + "; touch built", Required: true},
+		{Name: "selftest", Run: "test -e built && touch selftest-ran", After: []string{"build"}, Required: true},
+	}
+	for _, r := range Run(context.Background(), cs, options(t)) {
+		if !r.Passed {
+			t.Errorf("check %s: %s", r.Name, r.Verdict())
+		}
+	}
+}
+
+// TestAfterCircle runs none of the checks that wait for each other, and
+// the rest as usual.
+func TestAfterCircle(t *testing.T) {
+	cs := []Check{
+		{Name: "a", Run: "true", After: []string{"b"}},
+		{Name: "b", Run: "true", After: []string{"a"}},
+		{Name: "c", Run: "true", After: []string{"missing"}},
+	}
+	rs := Run(context.Background(), cs, options(t))
+	for _, r := range rs[:2] {
+		if r.Passed || !r.NotRun {
+			t.Errorf("check %s: %s; want not run", r.Name, r.Verdict())
+		}
+	}
+	if !rs[2].Passed {
+		t.Errorf("check c: %s; want pass (a name not in cs is left out)", rs[2].Verdict())
+	}
+}
+
+// TestAfterCancel stops, not fails, a check whose prerequisite an
+// interrupt stopped.
+func TestAfterCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := options(t)
+	cs := []Check{
+		{Name: "build", Run: "trap 'exit 42' INT; sleep 100 & touch started; wait"},
+		{Name: "selftest", Run: "touch selftest-ran", After: []string{"build"}},
+	}
+	go func() {
+		defer cancel()
+		for {
+			if _, err := os.Stat(filepath.Join(o.Dir, "started")); err == nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	rs := Run(ctx, cs, o)
+	if r := rs[1]; !r.Stopped || r.NotRun || !errors.Is(r.Err, context.Canceled) {
+		t.Errorf("selftest: stopped %v, not run %v, err %v; want stopped by the cancellation", r.Stopped, r.NotRun, r.Err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Dir, "selftest-ran")); err == nil {
+		t.Error("selftest ran")
 	}
 }

@@ -609,6 +609,8 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 				c.Required = d.boolean(v, key+".required")
 			case "baseline":
 				c.Baseline = d.boolean(v, key+".baseline")
+			case "after":
+				c.After = d.strings(v, key+".after")
 			default:
 				d.unknown(key + "." + k)
 			}
@@ -641,7 +643,65 @@ func (d *tomlDecoder) checks(v any) []checks.Check {
 		}
 		out = append(out, c)
 	}
+	d.after(out, names)
 	return out
+}
+
+// after reports the names in the checks' after that name no check, or the
+// check itself, and the checks that wait for each other in a circle: none
+// of them could ever start. names gives each name's first check.
+func (d *tomlDecoder) after(cs []checks.Check, names map[string]int) {
+	next := make([][]int, len(cs))
+	for i, c := range cs {
+		for k, name := range c.After {
+			key := fmt.Sprintf("checks[%d].after[%d]", i, k)
+			j, ok := names[name]
+			switch {
+			case d.wrong(key):
+			case !ok:
+				d.errorf(fmt.Sprintf("checks[%d].after", i), "%q: no check of that name", name)
+			case j == i:
+				d.errorf(fmt.Sprintf("checks[%d].after", i), "%q: a check cannot wait for itself", name)
+			default:
+				next[i] = append(next[i], j)
+			}
+		}
+	}
+	// A walk from each check in turn finds a circle when it comes back to
+	// a check on its path; a check whose walk ended leads to none.
+	const (
+		unseen = iota
+		onPath
+		walked
+	)
+	state := make([]int, len(cs))
+	var path []int
+	var walk func(i int)
+	walk = func(i int) {
+		state[i] = onPath
+		path = append(path, i)
+		for _, j := range next[i] {
+			switch state[j] {
+			case unseen:
+				walk(j)
+			case onPath:
+				circle := path[slices.Index(path, j):]
+				shown := make([]string, 0, len(circle)+1)
+				for _, k := range circle {
+					shown = append(shown, strconv.Quote(cs[k].Name))
+				}
+				shown = append(shown, strconv.Quote(cs[j].Name))
+				d.errorf(fmt.Sprintf("checks[%d].after", j), "%s: the checks wait for each other in a circle: none of them could start", strings.Join(shown, " → "))
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = walked
+	}
+	for i := range cs {
+		if state[i] == unseen {
+			walk(i)
+		}
+	}
 }
 
 func (d *tomlDecoder) guardKey(g *loop.Guard, k string, v any) {

@@ -146,6 +146,50 @@ commit = true
 		// The byte itself is placed, not the string or comment holding it.
 		{"invalid UTF-8 in a string", "[agent]\ncommand = [\"sh\", \"echo \xff\"]\n", []string{`h.toml:2:24: invalid UTF-8 byte: 0xff`}},
 		{"invalid UTF-8 in a comment", "[agent]\ncommand = [\"sh\"] # caf\xc3\n", []string{`h.toml:2:23: invalid UTF-8 byte: 0xc3`}},
+		{"after", `
+[agent]
+preset = "claude"
+
+[[checks]]
+name = "build"
+run = "make"
+
+[[checks]]
+name = "selftest"
+run = "./bin/app"
+after = ["biuld", "selftest", "build"]
+
+[[checks]]
+name = "a"
+run = "true"
+after = ["c"]
+
+[[checks]]
+name = "b"
+run = "true"
+after = ["a"]
+
+[[checks]]
+name = "c"
+run = "true"
+after = ["b"]
+
+[[checks]]
+name = "lint"
+run = "true"
+after = "build"
+
+[[checks]]
+name = "vet"
+run = "true"
+after = ["build", 1]
+`, []string{
+			`h.toml: checks[1].after: "biuld": no check of that name`,
+			`h.toml: checks[1].after: "selftest": a check cannot wait for itself`,
+			`h.toml: checks[2].after: "a" → "c" → "b" → "a": the checks wait for each other in a circle: none of them could start`,
+			`h.toml: checks[5].after: want an array of strings, got a string`,
+			`h.toml: checks[6].after[1]: want a string, got an integer`,
+		}},
 		{"unknown preset", "[agent]\npreset = \"nope\"\n", []string{`h.toml: agent.preset: "nope": unknown preset (known: amp, claude, codex, copilot, cursor, gemini, opencode)`}},
 	}
 	for _, tt := range tests {

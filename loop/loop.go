@@ -1348,11 +1348,23 @@ const narratedLines = 8
 // enough for the next prompt to show the failure.
 const excerptLines = 40
 
-// storyChecks is the harness's checks followed by the story's own.
+// storyChecks is the harness's checks followed by the story's own. A
+// story's own check waits for the harness's checks that another names in
+// its after: they are the steps the rest builds on (a build), and a
+// story's check, which prd.json gives no after, runs what they make as
+// much as any.
 func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 	cs := append([]checks.Check{}, base...)
 	if s == nil {
 		return cs
+	}
+	var steps []string
+	for _, c := range base {
+		for _, name := range c.After {
+			if !slices.Contains(steps, name) {
+				steps = append(steps, name)
+			}
+		}
 	}
 	for _, run := range s.Checks {
 		cs = append(cs, checks.Check{
@@ -1360,6 +1372,7 @@ func storyChecks(base []checks.Check, s *prd.Story) []checks.Check {
 			Run:      run,
 			Timeout:  DefaultCheckTimeout,
 			Required: true,
+			After:    steps,
 		})
 	}
 	return cs

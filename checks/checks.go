@@ -1,7 +1,8 @@
 // Package checks runs the project's checks (tests, linters, builds) the way
 // ralph judges an iteration: by itself, never on the agent's word. Checks run
-// concurrently, each in its own process group with its own timeout, and only
-// the tail of their output is kept, for the ledger and the next prompt.
+// concurrently, but for those that wait for another (Check.After), each in
+// its own process group with its own timeout, and only the tail of their
+// output is kept, for the ledger and the next prompt.
 package checks
 
 import (

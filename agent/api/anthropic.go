@@ -63,7 +63,9 @@ func (a *anthropic) body(conv []message) ([]byte, error) {
 	msgs := make([]anthropicMessage, 0, len(conv))
 	for _, m := range conv {
 		var blocks []anthropicBlock
-		if m.Text != "" {
+		// The API refuses a text block of whitespace alone, which models
+		// send before a tool call ("\n\n"): it says nothing, so it goes.
+		if strings.TrimSpace(m.Text) != "" {
 			blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 		}
 		for _, c := range m.Calls {
@@ -83,6 +85,7 @@ func (a *anthropic) body(conv []message) ([]byte, error) {
 			blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: content, IsError: r.IsError})
 		}
 		if len(blocks) == 0 {
+			// A message needs content, and a text block needs text.
 			blocks = append(blocks, anthropicBlock{Type: "text", Text: "(empty)"})
 		}
 		msgs = append(msgs, anthropicMessage{Role: m.Role, Content: blocks})

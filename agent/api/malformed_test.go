@@ -384,3 +384,47 @@ func TestParallelCallsWithoutIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestWhitespaceText: a reply whose text is only whitespace ("\n\n" before
+// a tool call, as models send) is sent back without that text block: the
+// Messages API refuses a text block with no other text (400 "text content
+// blocks must contain non-whitespace text"), which would end the run. The
+// assistant turn keeps its tool call, and a turn left with nothing says so.
+func TestWhitespaceText(t *testing.T) {
+	r := &replay{answers: []string{
+		anthropicAnswer("\n\n", [3]string{"call_a", "shell", `{"command": "true"}`}),
+		anthropicAnswer("Done.\n<ralph>done</ralph>"),
+	}}
+	o := runAgent(t, Options{API: Anthropic, BaseURL: serve(t, r), Prompt: "go"})
+	if o.code != 0 || len(r.requests) != 2 {
+		t.Fatalf("exit %d, %d requests:\n%s", o.code, len(r.requests), o.raw)
+	}
+	var req struct {
+		Messages []anthropicMessage `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(r.requests[1]), &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req.Messages {
+		if len(m.Content) == 0 {
+			t.Errorf("a %s message has no content:\n%s", m.Role, r.requests[1])
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && strings.TrimSpace(b.Text) == "" {
+				t.Errorf("a %s message has the text block %q:\n%s", m.Role, b.Text, r.requests[1])
+			}
+		}
+	}
+
+	a := newAnthropic(Options{Model: "m"})
+	body, err := a.body([]message{{Role: "user", Text: "go"}, {Role: "assistant", Text: " \n\t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Messages[1].Content; len(got) != 1 || strings.TrimSpace(got[0].Text) == "" {
+		t.Errorf("an assistant turn of whitespace is sent as %+v, want one text block with text", got)
+	}
+}

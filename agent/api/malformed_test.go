@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -426,5 +427,60 @@ func TestWhitespaceText(t *testing.T) {
 	}
 	if got := req.Messages[1].Content; len(got) != 1 || strings.TrimSpace(got[0].Text) == "" {
 		t.Errorf("an assistant turn of whitespace is sent as %+v, want one text block with text", got)
+	}
+}
+
+// TestArgumentsObject: some OpenAI-compatible servers (llama.cpp, TGI) send
+// a tool call's arguments as a JSON object, not as the string that holds
+// one. The call runs with that object, streamed or whole, and the chunk
+// that holds it is read with its text and finish_reason.
+func TestArgumentsObject(t *testing.T) {
+	call := map[string]any{"id": "call_a", "type": "function",
+		"function": map[string]any{"name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "A"}}}
+	chunk, err := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
+			"delta": map[string]any{"role": "assistant", "content": "Writing.", "tool_calls": []any{map[string]any{"index": 0, "id": "call_a", "type": "function", "function": call["function"]}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
+			"message": map[string]any{"role": "assistant", "content": "Writing.", "tool_calls": []any{call}}}},
+		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range []struct {
+		how, contentType, body string
+	}{
+		{"streamed", "text/event-stream", "data: " + string(chunk) + "\n\ndata: [DONE]\n\n"},
+		{"whole", "application/json", string(whole)},
+	} {
+		t.Run(answer.how, func(t *testing.T) {
+			var n atomic.Int32
+			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if n.Add(1) > 1 {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, openAIAnswer("Wrote it.\n<ralph>done</ralph>"))
+					return
+				}
+				w.Header().Set("Content-Type", answer.contentType)
+				io.WriteString(w, answer.body)
+			}))
+			dir := t.TempDir()
+			o := runAgent(t, Options{API: OpenAI, BaseURL: url + "/v1", Dir: dir, Prompt: "go"})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || string(got) != "A" {
+				t.Errorf("a.txt = %q, %v; want %q", got, err, "A")
+			}
+			if !strings.Contains(o.raw, `"text":"Writing."`) {
+				t.Errorf("the text of the call's chunk is not shown:\n%s", o.raw)
+			}
+			if n.Load() != 2 || len(o.waits) != 0 {
+				t.Errorf("%d requests, waits %v; want 2 requests and no retry", n.Load(), o.waits)
+			}
+		})
 	}
 }

@@ -44,9 +44,27 @@ type openAIToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string     `json:"name"`
+		Arguments openAIArgs `json:"arguments"`
 	} `json:"function"`
+}
+
+// openAIArgs is a tool call's arguments: JSON text in a string, as the API
+// sends and takes them. Some compatible servers (llama.cpp, TGI) send the
+// object itself instead; read as a string, it failed the whole chunk or
+// answer it was in, and with it the reply's text and finish_reason.
+type openAIArgs string
+
+// UnmarshalJSON takes a string's value, or the JSON text of anything else
+// (an object; whatever else it is, the tool call's result tells the model).
+func (a *openAIArgs) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = openAIArgs(s)
+		return nil
+	}
+	*a = openAIArgs(b)
+	return nil
 }
 
 func (c *openAI) body(conv []message) ([]byte, error) {
@@ -62,7 +80,7 @@ func (c *openAI) body(conv []message) ([]byte, error) {
 			for _, call := range m.Calls {
 				tc := openAIToolCall{ID: call.ID, Type: "function"}
 				tc.Function.Name = call.Name
-				tc.Function.Arguments = call.Args
+				tc.Function.Arguments = openAIArgs(call.Args)
 				om.ToolCalls = append(om.ToolCalls, tc)
 			}
 			msgs = append(msgs, om)
@@ -129,8 +147,8 @@ type openAIDeltaCall struct {
 	Index    *int   `json:"index"`
 	ID       string `json:"id"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string     `json:"name"`
+		Arguments openAIArgs `json:"arguments"`
 	} `json:"function"`
 }
 
@@ -182,7 +200,7 @@ func (tc *toolCalls) piece(i int, d openAIDeltaCall) {
 		// every piece must not have it doubled.
 		cl.name += n
 	}
-	cl.args.WriteString(d.Function.Arguments)
+	cl.args.WriteString(string(d.Function.Arguments))
 }
 
 // stream reads a streamed answer. It ends with [DONE]; a stream that ends
@@ -321,7 +339,7 @@ func (c *openAI) whole(body io.Reader, s sink) (reply, error) {
 		if id == "" {
 			id = "call_ralph_" + strconv.Itoa(n)
 		}
-		rep.Calls = append(rep.Calls, toolCall{ID: id, Name: tc.Function.Name, Args: tc.Function.Arguments})
+		rep.Calls = append(rep.Calls, toolCall{ID: id, Name: tc.Function.Name, Args: string(tc.Function.Arguments)})
 	}
 	return rep, nil
 }

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
@@ -299,6 +300,16 @@ func (r *run) run(ctx context.Context) (int, error) {
 		})
 		return 1, nil
 	}
+	if msg := keyUnusable(r.o.Key, r.o.KeyEnv); msg != "" {
+		// Refused by net/http before it is sent, such a key failed every
+		// request as a network error: retried, then blamed on base_url.
+		r.out.result(resultEvent{
+			Subtype: "error_during_execution", IsError: true, ErrorType: "authentication_error",
+			Text:     msg,
+			Duration: r.o.Now().Sub(start),
+		})
+		return 1, nil
+	}
 	conv := []message{{Role: "user", Text: r.o.Prompt}}
 	for {
 		rep, err := r.request(ctx, conv)
@@ -492,6 +503,17 @@ func NeedsKey(api, baseURL string) bool {
 func KeyMissing(api, keyEnv string) string {
 	return fmt.Sprintf("%s is not set (agent.api_key_env): put your %s API key in it, or name the variable that holds it with agent.api_key_env",
 		keyEnv, providerName(api))
+}
+
+// keyUnusable says what is wrong with a key that cannot go into a request
+// header, naming keyEnv and never the key; "" for a key that can. No key
+// has a control character: one is a line ending left in it by the file it
+// was read from, such as a .env file with Windows line endings.
+func keyUnusable(key, keyEnv string) string {
+	if strings.IndexFunc(key, unicode.IsControl) < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s holds a control character (agent.api_key_env), which no API key has: set it to the key alone (a \\r or \\n at its end is the line ending of the file it was read from)", keyEnv)
 }
 
 func providerName(api string) string {

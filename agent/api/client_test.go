@@ -528,3 +528,33 @@ func TestWholeReply(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyControlChar: a key with a control character in it (the \r a file
+// with Windows line endings leaves) cannot go into a header: the run ends
+// at once with a permanent error naming the variable, not the key, and
+// sends nothing.
+func TestKeyControlChar(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			r := &replay{}
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(serve(t, r)), Prompt: "go", KeyEnv: "MY_KEY", Key: "sk-secret-fake\r\n"})
+			res := o.result(t)
+			text, _ := res["result"].(string)
+			if o.code != 1 || res["is_error"] != true || res["api_error_type"] != "authentication_error" {
+				t.Errorf("exit %d, result %v", o.code, res)
+			}
+			if !strings.HasPrefix(text, "MY_KEY holds a control character (agent.api_key_env)") {
+				t.Errorf("result %q does not name the variable", text)
+			}
+			if p := agent.Classify(text, time.Now()); p != nil && p.Kind != agent.Permanent {
+				t.Errorf("Classify(%q) = %+v", text, p)
+			}
+			if strings.Contains(o.raw, "sk-secret") {
+				t.Errorf("the key is shown:\n%s", o.raw)
+			}
+			if r.served() != 0 || len(o.waits) != 0 {
+				t.Errorf("%d requests, waits %v; want none", r.served(), o.waits)
+			}
+		})
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -473,13 +474,13 @@ func (r *run) describe(ae *apiError) string {
 	case ae.Status == http.StatusForbidden:
 		fmt.Fprintf(&b, " · check the key in %s (agent.api_key_env) and its access to agent.model = %q", r.o.KeyEnv, r.o.Model)
 	case ae.Status == http.StatusNotFound:
-		fmt.Fprintf(&b, " · check agent.model = %q and agent.base_url = %q (ralph sends to %s)", r.o.Model, r.o.BaseURL, r.p.endpoint())
+		fmt.Fprintf(&b, " · check agent.model = %q and agent.base_url = %q (ralph sends to %s)", r.o.Model, redacted(r.o.BaseURL), redacted(r.p.endpoint()))
 	case ae.Status == http.StatusTooManyRequests:
 		if reset := ae.resetAt(now); !reset.IsZero() {
 			fmt.Fprintf(&b, " · the limit resets at %s", reset.UTC().Format(time.RFC3339))
 		}
 	case ae.Network:
-		fmt.Fprintf(&b, " · gave up after %d attempts; is agent.base_url = %q reachable?", ae.attempts, r.o.BaseURL)
+		fmt.Fprintf(&b, " · gave up after %d attempts; is agent.base_url = %q reachable?", ae.attempts, redacted(r.o.BaseURL))
 	case ae.retryable():
 		fmt.Fprintf(&b, " · gave up after %d attempts", ae.attempts)
 		if reset := ae.resetAt(now); !reset.IsZero() {
@@ -489,6 +490,16 @@ func (r *run) describe(ae *apiError) string {
 	// A long error body is cut, not the hint: what to fix is the point.
 	hint := b.String()
 	return textcut.OneLine(ae.Error(), max(maxSummary-len(hint), 40)) + hint
+}
+
+// redacted is a URL as messages show it: a password in it
+// (http://user:pass@host) is xxxxx, as net/http's own errors hide it.
+func redacted(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	return u.Redacted()
 }
 
 // NeedsKey reports whether the API agent of api cannot run at baseURL

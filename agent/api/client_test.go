@@ -558,3 +558,38 @@ func TestKeyControlChar(t *testing.T) {
 		})
 	}
 }
+
+// TestURLPassword: a password in agent.base_url (http://user:pass@host) is
+// not shown in the hints that name base_url, which go into the result, the
+// ledger and ralph's stderr.
+func TestURLPassword(t *testing.T) {
+	notFound := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"type":"not_found_error","message":"no such model"}}`, http.StatusNotFound)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, tt := range []struct {
+		name, url, hint string
+	}{
+		{"not found", notFound, "check agent.model"},
+		{"unreachable", closed, "reachable?"},
+	} {
+		for _, a := range apis {
+			t.Run(tt.name+"/"+a.name, func(t *testing.T) {
+				base := strings.Replace(a.base(tt.url), "http://", "http://bob:hunter2secret@", 1)
+				o := runAgent(t, Options{API: a.name, BaseURL: base, Prompt: "go"})
+				text, _ := o.result(t)["result"].(string)
+				if o.code != 1 || !strings.Contains(text, tt.hint) || !strings.Contains(text, "bob:xxxxx@127.0.0.1") {
+					t.Errorf("exit %d, result %q; want the hint %q with the URL's password hidden", o.code, text, tt.hint)
+				}
+				if strings.Contains(o.raw, "hunter2secret") {
+					t.Errorf("the password is shown:\n%s", o.raw)
+				}
+			})
+		}
+	}
+}

@@ -244,7 +244,7 @@ func send(ctx context.Context, o *Options, p provider, conv []message, s sink) (
 	url := p.endpoint()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return reply{}, fmt.Errorf("request %s: %w", url, err)
+		return reply{}, fmt.Errorf("request %s: %w", redacted(url), err)
 	}
 	req.Header = header
 	req.Header.Set("content-type", "application/json")

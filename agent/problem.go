@@ -202,12 +202,24 @@ var (
 	stampRE = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
 )
 
-// maxWait bounds a reset said as a wait ("resets in 400 days"): no agent's
-// limit lasts longer than a month (a plan's monthly cycle; Claude's and
-// Codex's are weekly), so a longer wait is a misreading or no limit worth
-// sleeping through. Cut to a month, it still outlasts loop.max_duration,
-// which stops the loop, and without one ralph tries again after a month.
+// maxWait bounds a reset said as a wait ("resets in 400 days"), or as a
+// time a program wrote (an RFC 3339 stamp, an epoch, retry-after's HTTP
+// date), such as the API agent's for a retry-after of 999999999 seconds:
+// no agent's limit lasts longer than a month (a plan's monthly cycle;
+// Claude's and Codex's are weekly), so a longer wait is a misreading or no
+// limit worth sleeping through. Cut to a month, it still outlasts
+// loop.max_duration, which stops the loop, and without one ralph tries
+// again after a month. A date a person would write ("resets Jan 12, 10am")
+// is the next such date, which may be months away.
 const maxWait = 31 * 24 * time.Hour
+
+// capped is t, or the time maxWait from now when t is later.
+func capped(t, now time.Time) time.Time {
+	if t.Sub(now) > maxWait {
+		return now.Add(maxWait)
+	}
+	return t
+}
 
 // resetTime finds when a rate limit lifts, from the forms agents print;
 // zero when the text does not say. A time of day without a date is the
@@ -216,12 +228,12 @@ const maxWait = 31 * 24 * time.Hour
 func resetTime(text string, now time.Time) time.Time {
 	if m := epochRE().FindStringSubmatch(text); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			return time.Unix(sec, 0)
+			return capped(time.Unix(sec, 0), now)
 		}
 	}
 	if m := stampRE().FindString(text); m != "" {
 		if t, err := time.Parse(time.RFC3339Nano, m); err == nil {
-			return t
+			return capped(t, now)
 		}
 	}
 	if m := waitRE().FindStringSubmatch(text); m != nil {
@@ -259,8 +271,8 @@ func resetTime(text string, now time.Time) time.Time {
 
 // retryAfterIn reads the retry-after headers that text quotes, with
 // retry-after-ms first when both are there, as a response's headers are
-// read; zero when it quotes none. A wait is at most maxWait, and one of
-// nothing says nothing.
+// read; zero when it quotes none. A wait or a date is at most maxWait
+// ahead, and a wait of nothing says nothing.
 func retryAfterIn(text string, now time.Time) time.Time {
 	var first time.Time
 	for _, m := range retryAfterRE().FindAllStringSubmatch(text, -1) {
@@ -269,12 +281,12 @@ func retryAfterIn(text string, now time.Time) time.Time {
 		case !ok:
 			continue
 		case strings.Contains(m[2], ","):
-			// A date is the time itself, as an RFC 3339 stamp is.
+			// A date is the time itself, as an RFC 3339 stamp is,
+			// even one past.
 		case !t.After(now):
 			continue
-		case t.Sub(now) > maxWait:
-			t = now.Add(maxWait)
 		}
+		t = capped(t, now)
 		if strings.EqualFold(m[1], "retry-after-ms") {
 			return t
 		}

@@ -593,3 +593,32 @@ func TestURLPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterHuge: a retry-after far beyond any limit (999999999
+// seconds, an HTTP date in the year 9999) still ends the run with the time
+// the server said, but ralph waits no longer than a month for it, as for
+// any reset read from an agent's words.
+func TestRetryAfterHuge(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	month := 31 * 24 * time.Hour
+	for _, after := range []string{"999999999", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		for _, status := range []int{429, 529} {
+			t.Run(fmt.Sprintf("%d/%s", status, after), func(t *testing.T) {
+				s := startFake(t, fakemodel.Conversation{
+					Match:  "task-limit",
+					Steps:  []fakemodel.Step{{Text: "never"}},
+					Faults: map[int][]fakemodel.Fault{0: {{Status: status, Headers: map[string]string{"retry-after": after}}}},
+				})
+				o := runAgent(t, Options{API: Anthropic, BaseURL: s.URL, Prompt: "task-limit", Now: func() time.Time { return now }})
+				text, _ := o.result(t)["result"].(string)
+				if o.code != 1 || len(o.waits) != 0 {
+					t.Fatalf("exit %d, waits %v:\n%s", o.code, o.waits, o.raw)
+				}
+				p := agent.Classify(text, now)
+				if p == nil || !p.ResetAt.Equal(now.Add(month)) {
+					t.Errorf("Classify(%q) = %+v, want a reset a month from now, %s", text, p, now.Add(month))
+				}
+			})
+		}
+	}
+}

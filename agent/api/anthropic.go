@@ -273,16 +273,21 @@ func (a *anthropic) stream(body io.Reader, s sink) (reply, error) {
 		case "error":
 			// An error in the middle of the stream, such as
 			// overloaded_error: the request failed after all.
-			e := &apiError{Type: data.Error.Type, Message: oneLine(data.Error.Message)}
-			e.Status = anthropicStatus(data.Error.Type)
-			return partial(rep), e
+			return partial(rep), anthropicError(data.Error.Type, data.Error.Message)
 		}
 		// ping, and event types added later, need nothing.
 	}
 }
 
+// anthropicError is an error the API sent where a message was to come, with
+// the status that goes with its type.
+func anthropicError(typ, msg string) *apiError {
+	return &apiError{Status: anthropicStatus(typ), Type: typ, Message: oneLine(msg)}
+}
+
 // anthropicStatus is the HTTP status that goes with an error type the API
-// sends in the middle of a stream, where there is no status of its own.
+// sends in the middle of a stream, or in an answer of status 200, where
+// there is no status of its own.
 func anthropicStatus(typ string) int {
 	for _, t := range errorTypes {
 		if t.typ == typ {
@@ -295,13 +300,28 @@ func anthropicStatus(typ string) int {
 // whole reads an answer that came as one JSON message.
 func (a *anthropic) whole(body io.Reader, s sink) (reply, error) {
 	var msg struct {
+		Type       string             `json:"type"`
 		ID         string             `json:"id"`
 		Content    []anthropicContent `json:"content"`
 		StopReason string             `json:"stop_reason"`
 		Usage      anthropicUsage     `json:"usage"`
+		Error      *struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
 	}
 	if err := json.NewDecoder(io.LimitReader(body, maxEvent)).Decode(&msg); err != nil {
 		return reply{}, &apiError{Network: true, Message: "read the answer: " + err.Error()}
+	}
+	if msg.Type == "error" || msg.Error != nil {
+		// An error answered with 200, as in the middle of a stream: read
+		// as an empty reply, an overloaded API ended the run as if the
+		// model had finished, with nothing said.
+		var typ, text string
+		if msg.Error != nil {
+			typ, text = msg.Error.Type, msg.Error.Message
+		}
+		return reply{}, anthropicError(typ, text)
 	}
 	rep := reply{ID: msg.ID, Stop: msg.StopReason}
 	msg.Usage.into(&rep.Usage)

@@ -484,3 +484,43 @@ func TestArgumentsObject(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorInWholeAnswer: an error the Messages API sends as a 200 answer
+// in one piece ({"type":"error","error":{…}}, as it sends one in the middle
+// of a stream) is the error it names, not an empty reply: overloaded is
+// retried after a backoff, as a 529 is, and an invalid request is not.
+func TestErrorInWholeAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		typ    string
+		status int
+		code   int
+		waits  int
+	}{
+		{"overloaded_error", 529, 0, 1},
+		{"invalid_request_error", 400, 1, 0},
+	} {
+		t.Run(tt.typ, func(t *testing.T) {
+			var n atomic.Int32
+			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if n.Add(1) > 1 {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, anthropicAnswer("Done.\n<ralph>done</ralph>"))
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"said in a 200"}}`, tt.typ)
+			}))
+			o := runAgent(t, Options{API: Anthropic, BaseURL: url, Prompt: "go"})
+			if o.code != tt.code || len(o.waits) != tt.waits {
+				t.Fatalf("exit %d, waits %v; want exit %d and %d waits:\n%s", o.code, o.waits, tt.code, tt.waits, o.raw)
+			}
+			want := fmt.Sprintf(`"error_status":%d`, tt.status)
+			if tt.code != 0 {
+				want = fmt.Sprintf(`"api_error_status":%d`, tt.status)
+			}
+			if !strings.Contains(o.raw, want) || !strings.Contains(o.raw, "said in a 200") {
+				t.Errorf("the stream lacks %s and the error's message:\n%s", want, o.raw)
+			}
+		})
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/lazyre"
 	"github.com/ralph-harness/ralph/internal/lines"
+	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/progress"
 )
 
@@ -80,6 +82,22 @@ var (
 	failCountRE = lazyre.New(`(?i)^N (?:failed|failing|failures?|errors?|errored|broken)$`)
 )
 
+// maxFailureRead is how much of a line of a check's output is read for
+// what failed. A line says what failed at its start (a test's name, an
+// error's kind and message, a log line's level); what may follow (a dump
+// of state, a minified bundle, a line of JSON) tells the fingerprint
+// little, and would cost the patterns of normalise time for every byte of
+// it, line after line: thousands of lines of 60 KiB took half a minute and
+// held half a GiB. It is eight times maxFailureKept, so that what is kept
+// of a line is the same wherever its numbers, of any length, moved the
+// cut: they and runs of spaces, taken out, still leave more than is kept.
+const maxFailureRead = 4 << 10
+
+// readPart is the part of a line of a check's output read for what
+// failed: its first maxFailureRead bytes, the cut marked, so that a secret
+// it cuts in two is still redacted (see redact.Redactor.String).
+func readPart(l string) string { return textcut.Head(l, maxFailureRead, "…") }
+
 // failureLines are the lines of a check's output that say what failed, or
 // its last lines when none does, normalised so that the same failure reads
 // the same every time.
@@ -87,7 +105,7 @@ func failureLines(out string) []string {
 	var picked []string
 	lines := strings.Split(out, "\n")
 	for _, l := range lines {
-		if errorLineRE().MatchString(l) {
+		if l := readPart(l); errorLineRE().MatchString(l) {
 			picked = append(picked, normalise(l))
 		}
 	}
@@ -95,7 +113,7 @@ func failureLines(out string) []string {
 		return picked
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
+		if l := strings.TrimSpace(readPart(lines[i])); l != "" {
 			picked = append(picked, normalise(l))
 		}
 	}
@@ -108,7 +126,7 @@ func lastFailures(out string, n int) []string {
 	lines := strings.Split(out, "\n")
 	var picked, last []string
 	for i := len(lines) - 1; i >= 0 && len(picked) < n; i-- {
-		switch l := strings.TrimSpace(lines[i]); {
+		switch l := strings.TrimSpace(readPart(lines[i])); {
 		case errorLineRE().MatchString(l):
 			picked = append(picked, normalise(l))
 		case l != "" && len(last) < n:
@@ -153,14 +171,19 @@ type failureCollector struct {
 	redact func(string) string
 	seen   map[string]bool
 	picked []string
-	// read are failure lines as they came, up to maxReadLines of them: a
-	// line printed again (a check failing the same way thousands of
-	// times) is not redacted and normalised again.
-	read map[string]bool
+	// read are the parts read of failure lines (see readPart) as they
+	// came, up to maxReadLines of them and maxReadBytes in all: a line
+	// printed again (a check failing the same way thousands of times) is
+	// not redacted and normalised again.
+	read      map[string]bool
+	readBytes int
 }
 
-// maxReadLines bounds failureCollector.read.
-const maxReadLines = 4096
+// maxReadLines and maxReadBytes bound failureCollector.read.
+const (
+	maxReadLines = 4096
+	maxReadBytes = 1 << 20
+)
 
 func newFailureCollector(redact func(string) string) *failureCollector {
 	c := &failureCollector{redact: redact, seen: map[string]bool{}, read: map[string]bool{}}
@@ -177,13 +200,21 @@ func (c *failureCollector) Write(p []byte) (int, error) {
 }
 
 func (c *failureCollector) line(l []byte) {
-	if len(c.picked) == maxBaselineLines || !mayFail(l) || c.read[string(l)] || !errorLineRE().Match(l) {
+	// One byte past what readPart keeps tells it to cut the line; the
+	// rest is not looked at, nor remembered in read.
+	l = l[:min(len(l), maxFailureRead+1)]
+	if len(c.picked) == maxBaselineLines || !mayFail(l) || c.read[string(l)] {
 		return
 	}
-	if len(c.read) < maxReadLines {
-		c.read[string(l)] = true
+	part := readPart(string(l))
+	if !errorLineRE().MatchString(part) {
+		return
 	}
-	n := normalise(c.redact(string(l)))
+	if len(c.read) < maxReadLines && c.readBytes+len(l) <= maxReadBytes {
+		c.read[string(l)] = true
+		c.readBytes += len(l)
+	}
+	n := normalise(c.redact(part))
 	if !c.seen[n] {
 		c.seen[n] = true
 		c.picked = append(c.picked, n)
@@ -259,16 +290,108 @@ func (o *Options) watchFailures(cs []checks.Check, opts *checks.Options, watch f
 	return watched
 }
 
+// normalise returns line as the same failure reads every time (see the
+// patterns above), cut to the words that say what failed (see keep). A
+// check may print millions of failure lines that differ only by their
+// numbers, each normalised in turn: a pattern, which costs a microsecond
+// or more a line even where it finds nothing, is run only on a line that
+// has what it looks for.
 func normalise(line string) string {
-	line = escapeRE().ReplaceAllString(line, "")
-	line = tmpRE().ReplaceAllString(line, "/tmp/…")
-	line = hexRE().ReplaceAllString(line, "#")
+	if mayEscape(line) {
+		line = escapeRE().ReplaceAllString(line, "")
+	}
+	if strings.Contains(line, "/tmp/") {
+		line = tmpRE().ReplaceAllString(line, "/tmp/…")
+	}
+	if mayHex(line) {
+		line = hexRE().ReplaceAllString(line, "#")
+	}
 	line = numbersOut(line)
 	if t, ok := tally(line); ok {
 		return t
 	}
 	// Padding varies with the number it pads (pytest's "[ 50%]", "[100%]").
-	return strings.ReplaceAll(strings.Join(strings.Fields(line), " "), "[ ", "[")
+	return keep(strings.ReplaceAll(oneSpaced(line), "[ ", "["))
+}
+
+// oneSpaced is line's words with one space between them, as
+// strings.Fields and strings.Join make them; a line that has them so
+// already, as most have, is returned as it is.
+func oneSpaced(line string) string {
+	for i := range len(line) {
+		switch b := line[i]; {
+		case b >= utf8.RuneSelf, b <= '\r' && b >= '\t', b == ' ' && (i == 0 || i == len(line)-1 || line[i+1] == ' '):
+			return strings.Join(strings.Fields(line), " ")
+		}
+	}
+	return line
+}
+
+// maxFailureKept is about how much of a normalised failure line is kept
+// (see keep): what a baseline keeps in the ledger and what a fingerprint
+// reads. A failure's test, kind and message come first and take a few
+// hundred bytes at most (a pytest id with its parameters, a path and a
+// compiler's message, 2.5 times the 200 bytes an excerpt shows of a line);
+// what comes after them seldom tells one failure from another, and would
+// fill the ledger (a baseline keeps 200 lines) and the last 4 MiB of it
+// that ralph reads back.
+const maxFailureKept = 512
+
+// keep cuts a normalised line longer than maxFailureKept after its last
+// word that ends within it, or its first word, and after the word that
+// says what failed when that ends further: a failure line that is kept
+// still says so, and is read back from the ledger as one (see
+// failureLines). Cut between words, the line is its own normalised form:
+// the words kept read as they did next to the ones cut (the patterns of
+// normalise end a match at a space), the mark after a space is no part of
+// the last one (a temporary path takes in all up to a space), and there is
+// no "[ " before it (normalise took those out).
+func keep(line string) string {
+	if len(line) <= maxFailureKept {
+		return line
+	}
+	i := max(strings.LastIndexByte(line[:maxFailureKept+1], ' '), 0)
+	if m := errorLineRE().FindStringIndex(line); m != nil && m[1] > i {
+		i = m[1]
+	}
+	j := strings.IndexByte(line[i:], ' ')
+	if j < 0 {
+		return line
+	}
+	return line[:i+j] + " …"
+}
+
+// mayEscape reports whether line may have what escapeRE takes out: a
+// control byte but a tab, or U+FFFD, which the pattern also reads in the
+// place of a byte that is no UTF-8.
+func mayEscape(line string) bool {
+	ascii := true
+	for i := range len(line) {
+		switch b := line[i]; {
+		case b < ' ' && b != '\t', b == 0x7f:
+			return true
+		case b >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return !ascii && strings.ContainsRune(line, utf8.RuneError)
+}
+
+// mayHex reports whether line may have what hexRE takes out: "0x", or
+// eight or more digits and letters a to f in a row.
+func mayHex(line string) bool {
+	run := 0
+	for i := range len(line) {
+		switch b := line[i]; {
+		case '0' <= b && b <= '9' || 'a' <= b && b <= 'f':
+			if run++; run == 8 || b == '0' && i+1 < len(line) && line[i+1] == 'x' {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 // tally reduces a runner's summary of counts, its numbers out, to the
@@ -278,8 +401,11 @@ func normalise(line string) string {
 // false for a line that is no tally: one with fewer than two counts, but
 // for pytest's banner ("==== 1 failed in 0.12s ====").
 func tally(line string) (string, bool) {
-	counts := countRE().FindAllString(line, -1)
 	banner := strings.HasPrefix(line, "==") && strings.HasSuffix(line, "==")
+	if n := mayCount(line); n == 0 || n == 1 && !banner {
+		return "", false // fewer counts than that: the pattern need not run
+	}
+	counts := countRE().FindAllString(line, -1)
 	if len(counts) == 0 || len(counts) == 1 && !banner {
 		return "", false
 	}
@@ -292,20 +418,46 @@ func tally(line string) (string, bool) {
 	return strings.Join(failing, ", "), true
 }
 
+// mayCount returns how many places of line a count of countRE may begin
+// at: an N or n that begins a word, a space after it.
+func mayCount(line string) int {
+	n := 0
+	for i := 0; i+1 < len(line); i++ {
+		if line[i]|0x20 == 'n' && line[i+1] == ' ' && (i == 0 || !isWordByte(line[i-1])) {
+			n++
+		}
+	}
+	return n
+}
+
 // numbersOut replaces the numbers of line with N, but for those in a name
 // (TestLogin/case_2, test_v1, test_add[3]): a new failing case differs from
 // a known one by those digits alone. A name is a word that begins with a
 // letter or "_"; a timestamp's 22T10 or a duration's 1m30s are no names.
+// The numbers are those numberRE finds, found without it: a failure
+// printed over and over with its own numbers has some on every line, and
+// the pattern cost more than all the rest of normalise.
 func numbersOut(line string) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range numberRE().FindAllStringIndex(line, -1) {
-		if inName(line, m[0], m[1]) {
+	for i := 0; i < len(line); {
+		if !isDigit(line[i]) {
+			i++
 			continue
 		}
-		b.WriteString(line[last:m[0]])
-		b.WriteByte('N')
-		last = m[1]
+		j := digitsEnd(line, i)
+		if j+1 < len(line) && line[j] == '.' && isDigit(line[j+1]) {
+			j = digitsEnd(line, j+1)
+		}
+		if !inName(line, i, j) {
+			if b.Cap() == 0 {
+				b.Grow(len(line)) // once, not as it fills
+			}
+			b.WriteString(line[last:i])
+			b.WriteByte('N')
+			last = j
+		}
+		i = j
 	}
 	if last == 0 {
 		return line
@@ -327,6 +479,16 @@ func inName(line string, i, j int) bool {
 	}
 	c := line[start]
 	return c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitsEnd returns where the digits that begin line[i:] end.
+func digitsEnd(line string, i int) int {
+	for i < len(line) && isDigit(line[i]) {
+		i++
+	}
+	return i
 }
 
 func isWordByte(c byte) bool {

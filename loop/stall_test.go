@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -164,6 +165,83 @@ func TestFailureCollector(t *testing.T) {
 	}
 	if got := collect(many.String(), 100); len(got) != maxBaselineLines || got[0] != "--- FAIL: Testaa" {
 		t.Errorf("collect of %d distinct lines kept %d, first %q; want the first %d", maxBaselineLines+5, len(got), got[0], maxBaselineLines)
+	}
+}
+
+// TestFailureCollectorLongLines: of failure lines tens of KiB long, the
+// collector holds a few MiB at most, however many there are, and each line
+// it keeps is short: the start of the line is what says what failed. The
+// same failures read again, with other numbers (which move where a long
+// line is cut), are known; another case is not.
+func TestFailureCollectorLongLines(t *testing.T) {
+	pad := strings.Repeat("x", 60<<10-100)
+	run := func(first, cases, ms int) *failureCollector {
+		c := newFailureCollector(func(s string) string { return s })
+		for i := first; i < first+cases; i++ {
+			fmt.Fprintf(c, "--- FAIL: TestBig/case_%d (0.%ds) %s\n", i, ms+i, pad)
+		}
+		return c
+	}
+	c := run(0, 600, 5)
+	got := c.failures("")
+	held := 0
+	for _, l := range got {
+		held += len(l)
+		if len(l) > 1<<10 {
+			t.Errorf("a kept line of %d bytes, want at most 1 KiB: %.60q…", len(l), l)
+			break
+		}
+	}
+	for l := range c.read {
+		held += len(l)
+	}
+	if held > 2<<20 {
+		t.Errorf("the collector holds %d bytes of lines, want at most 2 MiB", held)
+	}
+	if len(got) != maxBaselineLines {
+		t.Fatalf("%d distinct failure lines kept, want %d", len(got), maxBaselineLines)
+	}
+	failed := ending(checks.Result{ExitCode: 1})
+	baseline := []progress.Check{{Name: "unit", Excerpt: strings.Join(append(got, failed), "\n")}}
+	if again := run(0, 600, 1000).failures(""); !knownFailure(baseline, "unit", again, failed) {
+		t.Errorf("the same long failure lines with other durations are not known: %.80q", again[0])
+	}
+	if other := run(0, 1, 5).failures(""); knownFailure(baseline, "unit", append(other, run(9999, 1, 5).failures("")...), failed) {
+		t.Error("a new case of long failure lines is taken for known")
+	}
+}
+
+// TestKnownFailureLongLines: a long failure line, kept cut, knows the same
+// failure when read back from the ledger, and so does a baseline kept
+// whole before lines were cut; another test does not. A line that says
+// what failed only past the cut is kept through that word, so that it is
+// read back as a failure line.
+func TestKnownFailureLongLines(t *testing.T) {
+	failed := ending(checks.Result{ExitCode: 1})
+	baseline := func(lines []string) []progress.Check {
+		return []progress.Check{{Name: "unit", Excerpt: strings.Join(append(lines, failed), "\n")}}
+	}
+	state := func(n int) string { return strings.Repeat(fmt.Sprintf("field=%d value=0.%d ", n, n), 300) }
+	kept := baseline(collect("--- FAIL: TestBig (0.5s): "+state(7)+"\n", 1))
+	if l := kept[0].Excerpt; len(l) > 1<<10 || !strings.HasPrefix(l, "--- FAIL: TestBig (Ns): field=N value=N") {
+		t.Errorf("a long line kept as %d bytes: %.60q…", len(l), l)
+	}
+	whole := baseline([]string{"--- FAIL: TestBig (Ns): " + strings.TrimSpace(strings.Repeat("field=N value=N ", 300))})
+	for name, b := range map[string][]progress.Check{"kept cut": kept, "kept whole": whole} {
+		if !known(b, "unit", "--- FAIL: TestBig (12.25s): "+state(123456)) {
+			t.Errorf("%s, a long failure line with other numbers is not known", name)
+		}
+		if known(b, "unit", "--- FAIL: TestOther (0.5s): "+state(7)) {
+			t.Errorf("%s, another test's long failure line is taken for known", name)
+		}
+	}
+	late := `{"msg":"` + strings.Repeat("lorem ", 150) + `","level":"error", "trace":"` + strings.Repeat("ipsum ", 150) + `"}`
+	got := collect(late, 64)
+	if len(got) != 1 || !strings.HasSuffix(got[0], `"level":"error", …`) {
+		t.Fatalf("a line that says it failed at its end is kept as %q", got)
+	}
+	if !known(baseline(got), "unit", late) {
+		t.Errorf("a line that says it failed at its end is not known against its own baseline %q", got[0])
 	}
 }
 
@@ -399,6 +477,50 @@ func BenchmarkFailureCollectorRepeats(b *testing.B) {
 	}
 }
 
+// BenchmarkFailureCollectorLongLines: a check whose failure lines are each
+// tens of KiB long (a dump of state after "error"), each with its own
+// number, is read at about the speed of its output, not held and
+// normalised whole. The numbers have eight digits, which hexRE takes for a
+// hash: a pattern runs over what is read of every line.
+func BenchmarkFailureCollectorLongLines(b *testing.B) {
+	const n, size = 16, 60 << 10
+	line := []byte("error 00000000 " + strings.Repeat("x", size-len("error 00000000 ")-1) + "\n")
+	chunk := bytes.Repeat(line, n)
+	b.SetBytes(int64(len(chunk)))
+	c := newFailureCollector(func(s string) string { return s })
+	round := 0
+	for b.Loop() {
+		// Each line a number of its own, as in a long output.
+		for i := range n {
+			copy(chunk[i*size+len("error "):], fmt.Sprintf("%08d", round*n+i))
+		}
+		round++
+		c.Write(chunk)
+	}
+	if got := c.failures(""); len(got) != 1 {
+		b.Fatalf("%d failure lines, want the one", len(got))
+	}
+}
+
+// BenchmarkFailureCollectorNumbers: a check failing the same way over and
+// over, each line with its own numbers (a request's id, a duration), which
+// normalise takes out: more lines than the collector remembers as read.
+func BenchmarkFailureCollectorNumbers(b *testing.B) {
+	var out strings.Builder
+	for i := range 16 << 10 {
+		fmt.Fprintf(&out, "ERROR: request %d failed after %d.%dms\n", i, i%97, i%10)
+	}
+	chunk := []byte(out.String())
+	b.SetBytes(int64(len(chunk)))
+	c := newFailureCollector(func(s string) string { return s })
+	for b.Loop() {
+		c.Write(chunk)
+	}
+	if got := c.failures(""); len(got) != 1 {
+		b.Fatalf("failure lines = %q, want the one", got)
+	}
+}
+
 // FuzzMayFail: the collector's quick look never passes over a line that
 // the failure pattern would pick.
 func FuzzMayFail(f *testing.F) {
@@ -408,6 +530,66 @@ func FuzzMayFail(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		if errorLineRE().MatchString(line) && !mayFail([]byte(line)) {
 			t.Errorf("mayFail(%q) = false, but the pattern picks it", line)
+		}
+	})
+}
+
+// normaliseByPatterns is normalise with every pattern run on every line,
+// as it was before it looked first for what each looks for, and with no
+// cut (see keep); tally says whether the line is a runner's tally.
+func normaliseByPatterns(line string) (_ string, tally bool) {
+	line = escapeRE().ReplaceAllString(line, "")
+	line = tmpRE().ReplaceAllString(line, "/tmp/…")
+	line = hexRE().ReplaceAllString(line, "#")
+	var b strings.Builder
+	last := 0
+	for _, m := range numberRE().FindAllStringIndex(line, -1) {
+		if !inName(line, m[0], m[1]) {
+			b.WriteString(line[last:m[0]])
+			b.WriteByte('N')
+			last = m[1]
+		}
+	}
+	if last > 0 {
+		line = b.String() + line[last:]
+	}
+	if counts := countRE().FindAllString(line, -1); len(counts) > 1 || len(counts) == 1 && strings.HasPrefix(line, "==") && strings.HasSuffix(line, "==") {
+		var failing []string
+		for _, c := range counts {
+			if failCountRE().MatchString(c) && !slices.Contains(failing, c) {
+				failing = append(failing, c)
+			}
+		}
+		return strings.Join(failing, ", "), true
+	}
+	return strings.ReplaceAll(strings.Join(strings.Fields(line), " "), "[ ", "["), false
+}
+
+// FuzzNormalise: normalise, which runs a pattern only on a line that may
+// have what it looks for, reads every line as the patterns do, and cuts a
+// long one (see keep) so that, read back from the ledger, it reads the same
+// again, as the whole line would.
+func FuzzNormalise(f *testing.F) {
+	for _, s := range []string{
+		"--- FAIL: TestX (0.12s)", "\x1b[31mERROR\x1b[0m in 0x1f3a", "é\x01", "\xff[0m", "\uFFFD[1m",
+		"open /tmp/go-build123/x: deadbeefcafe", "test_add[3] FAILED [ 50%]", "=== 1 failed in 0.1s ===",
+		"Tests: 1 failed, 2 passed, 3 total", "n passed N failed", "v1.2.3 at 22T10:05 1m30s 0x", "abcdef12 abcdef1",
+		"error: " + strings.Repeat("word 12 ", 100) + "end", strings.Repeat("y", 600) + " error [ 3",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		whole, tally := normaliseByPatterns(line)
+		want := whole
+		if !tally {
+			want = keep(whole)
+		}
+		got := normalise(line)
+		if got != want {
+			t.Errorf("normalise(%q) = %q, the patterns read %q", line, got, want)
+		}
+		if again, _ := normaliseByPatterns(whole); !tally && again == whole && normalise(got) != got {
+			t.Errorf("normalise(%q) = %q, read back %q", line, got, normalise(got))
 		}
 	})
 }

@@ -347,6 +347,11 @@ wait:
 	if p := res.Problem; p != nil && p.Kind == RateLimited && p.ResetAt.IsZero() && o.Format != Text {
 		p.ResetAt = resetTime(res.Stderr, now())
 	}
+	// Wherever the reset came from (an event, a header, words), it is
+	// at most maxWait ahead: the loop sleeps until it.
+	if p := res.Problem; p != nil && !p.ResetAt.IsZero() {
+		p.ResetAt = capped(p.ResetAt, now())
+	}
 	return res, nil
 }
 

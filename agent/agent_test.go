@@ -470,6 +470,24 @@ func TestClaudeAPIError(t *testing.T) {
 	}
 }
 
+// TestResetCapped: a reset however far ahead an agent says it is (here
+// OpenCode's retry-after header of a billion seconds) is a month ahead at
+// most, as one said in words is: the loop sleeps until it.
+func TestResetCapped(t *testing.T) {
+	o := script(`echo '{"type":"error","timestamp":1700000000000,"error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429,"responseHeaders":{"retry-after":"999999999"}}}}'; exit 1`)
+	o.Format = OpenCodeJSON
+	now := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC)
+	o.Now = func() time.Time { return now }
+	res := run(t, o)
+	p := res.Problem
+	if p == nil || p.Kind != RateLimited {
+		t.Fatalf("Problem = %+v, want a rate limit", p)
+	}
+	if want := now.Add(maxWait); !p.ResetAt.Equal(want) {
+		t.Errorf("ResetAt = %v, want %v", p.ResetAt, want)
+	}
+}
+
 func TestClaudeHugeLine(t *testing.T) {
 	dir := t.TempDir()
 	result := `{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"after the flood","total_cost_usd":0.5,"usage":{"input_tokens":1,"output_tokens":2}}`

@@ -161,6 +161,18 @@ func TestTimeoutDaemon(t *testing.T) {
 	}
 }
 
+// cancelOnceThere calls cancel once a file is at path: a check made it,
+// and is running.
+func cancelOnceThere(cancel context.CancelFunc, path string) {
+	defer cancel()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestTailBounded(t *testing.T) {
 	o := options(t)
 	o.TailBytes = 1000
@@ -302,15 +314,7 @@ func TestCancel(t *testing.T) {
 		{Name: "running", Run: "trap 'exit 42' INT; sleep 100 & touch started; wait"},
 		{Name: "queued", Run: "echo should not run"},
 	}
-	go func() {
-		defer cancel()
-		for {
-			if _, err := os.Stat(filepath.Join(o.Dir, "started")); err == nil {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	go cancelOnceThere(cancel, filepath.Join(o.Dir, "started"))
 	rs := Run(ctx, cs, o)
 	if r := rs[0]; r.ExitCode != 42 || r.Passed {
 		t.Errorf("running check: exit %d, passed %v; want 42 (its SIGINT trap), false", r.ExitCode, r.Passed)
@@ -588,15 +592,7 @@ func TestAfterCancel(t *testing.T) {
 		{Name: "build", Run: "trap 'exit 42' INT; sleep 100 & touch started; wait"},
 		{Name: "selftest", Run: "touch selftest-ran", After: []string{"build"}},
 	}
-	go func() {
-		defer cancel()
-		for {
-			if _, err := os.Stat(filepath.Join(o.Dir, "started")); err == nil {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	go cancelOnceThere(cancel, filepath.Join(o.Dir, "started"))
 	rs := Run(ctx, cs, o)
 	if r := rs[1]; !r.Stopped || r.NotRun || !errors.Is(r.Err, context.Canceled) {
 		t.Errorf("selftest: stopped %v, not run %v, err %v; want stopped by the cancellation", r.Stopped, r.NotRun, r.Err)

@@ -50,6 +50,10 @@ type claudeReader struct {
 	cost      float64
 	costKnown bool
 	apiError  bool
+	// failed: the result says the run did not succeed, by is_error or
+	// by an error subtype (ralph's API agent stopped mid-wait says
+	// error_during_execution without is_error).
+	failed    bool
 	errStatus int    // the result's api_error_status (0: none)
 	errType   string // the result's api_error_type
 
@@ -108,11 +112,14 @@ func (r *claudeReader) finish(res *Result) {
 	res.APIError = r.apiError
 	if r.apiError {
 		res.Problem = r.resultProblem()
-		if res.Problem == nil && r.retrying != nil {
-			p := *r.retrying
-			r.withLimitReset(&p)
-			res.Problem = &p
-		}
+	}
+	if res.Problem == nil && r.failed && r.retrying != nil {
+		// A failed run whose result names no problem of its own, as
+		// ralph's API agent stopped while it waited to retry says it,
+		// failed on the request it was retrying.
+		p := *r.retrying
+		r.withLimitReset(&p)
+		res.Problem = &p
 	}
 }
 
@@ -480,8 +487,9 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	// A run that ended on an error (error_max_turns, error_during_execution)
 	// is no success, whether or not it says is_error.
 	sub := str(ev["subtype"])
+	r.failed = r.apiError || strings.HasPrefix(sub, "error")
 	var line strings.Builder
-	if r.apiError || strings.HasPrefix(sub, "error") {
+	if r.failed {
 		line.WriteString("✗ result")
 	} else {
 		line.WriteString("✓ result")

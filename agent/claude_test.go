@@ -217,6 +217,23 @@ func TestClaudeEvents(t *testing.T) {
 			problem: &Problem{Kind: Transient, Message: "API error 500 server_error"},
 		},
 		{
+			// ralph's API agent stopped (idle_timeout, say) while it
+			// waited out a rate limit says so in a result of its own.
+			name: "a run stopped while it waited to retry",
+			input: `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":4,"retry_delay_ms":60000,"error":"rate_limit","error_status":429,"message":"429 slow down"}` + "\n" +
+				`{"type":"result","subtype":"error_during_execution","is_error":false,"result":"","num_turns":1,"usage":{"input_tokens":10,"output_tokens":2}}` + "\n",
+			shown:   "✗ API error 429 rate_limit: retrying (1 of 4) in 1m0s\n✗ result (error_during_execution): 1 turn\n",
+			res:     Result{InputTokens: 10, OutputTokens: 2},
+			problem: &Problem{Kind: RateLimited, Message: "API error 429 rate_limit"},
+		},
+		{
+			name: "a success after a retry is none",
+			input: `{"type":"system","subtype":"api_retry","attempt":1,"error_status":429,"error":"rate_limit"}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"result":"<ralph>done</ralph>"}` + "\n",
+			shown: "✗ API error 429 rate_limit: retrying\n✓ result\n",
+			res:   Result{FinalMessage: "<ralph>done</ralph>"},
+		},
+		{
 			name:    "a retry of an unnamed error",
 			input:   `{"type":"system","subtype":"api_retry","error_status":null,"error":"unknown","retry_delay_ms":-5}` + "\n",
 			shown:   "✗ API error unknown: retrying\n",

@@ -264,6 +264,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		defer idleTimer.Stop()
 		idle = idleTimer.C
 	}
+	timers := [2]<-chan time.Time{timeout, idle}
 	stop := func(reason string) {
 		res.Stopped = reason
 		timeout, idle = nil, nil
@@ -272,12 +273,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// Once a format's final event has come, the run is over: an agent that
 	// lingers after it (a background process, a hung plugin) gets a moment
 	// to exit by itself and is then stopped, keeping what it said.
+	e, _ := out.(ender)
 	var ended <-chan struct{}
-	if e, ok := out.(ender); ok {
+	if e != nil {
 		ended = e.ended()
 	}
 	var linger <-chan time.Time
-	sawEnd := false
+	var lingering <-chan struct{} // the end the linger follows
 wait:
 	for {
 		select {
@@ -286,11 +288,18 @@ wait:
 		case <-ended:
 			// The run is over: the linger decides from now on, not the
 			// timeouts, which would throw the result away.
-			ended, sawEnd = nil, true
+			lingering, ended = ended, nil
 			timeout, idle = nil, nil
 			linger = time.After(Linger)
 		case <-linger:
 			linger = nil
+			if now := e.ended(); now != lingering && res.Stopped == "" {
+				// The run went on after that end (opencode's next
+				// step): it is watched as before, until its next.
+				ended = now
+				timeout, idle = timers[0], timers[1]
+				continue
+			}
 			res.Lingered = true
 			timeout, idle = nil, nil
 			p.Stop()
@@ -308,10 +317,11 @@ wait:
 	}
 	res.ExitCode = p.Wait()
 	res.Duration = now().Sub(start)
-	if e, ok := out.(ender); ok && !sawEnd {
+	sawEnd := false
+	if e != nil {
 		select {
 		case <-e.ended():
-			sawEnd = true // it came with the exit
+			sawEnd = true // before the exit, or with it
 		default:
 		}
 	}
@@ -535,7 +545,8 @@ func interpreter(path, dir string) (string, error) {
 var Linger = 5 * time.Second
 
 // An ender is a reader of a format with a final event: ended is closed once
-// that event has come.
+// that event has come. A format whose run may go on after such an event
+// (see lastEvent) returns a new channel once it has.
 type ender interface {
 	ended() <-chan struct{}
 }
@@ -555,6 +566,46 @@ func (f finalEvent) end() {
 }
 
 func (f finalEvent) ended() <-chan struct{} { return f.done }
+
+// lastEvent makes a reader an ender for a format whose event that may end
+// the run can be followed by more of it: opencode's step that finished
+// without calling tools is its last, unless opencode goes on to another
+// (after compacting the conversation, say). end closes the current
+// channel; reopen, as more of the run comes, puts an open one in place of
+// a closed one, and Run, finding that ended's channel changed when its
+// linger is over, watches the run again.
+type lastEvent struct {
+	mu   sync.Mutex
+	done chan struct{}
+}
+
+func newLastEvent() *lastEvent { return &lastEvent{done: make(chan struct{})} }
+
+func (l *lastEvent) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.done:
+	default:
+		close(l.done)
+	}
+}
+
+func (l *lastEvent) reopen() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.done:
+		l.done = make(chan struct{})
+	default:
+	}
+}
+
+func (l *lastEvent) ended() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
+}
 
 // stdoutReader consumes the agent's stdout as it arrives.
 type stdoutReader interface {

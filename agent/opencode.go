@@ -21,10 +21,13 @@ import (
 //
 // There is no closing event: the final message is the last text part,
 // provided the last step finished for a reason other than calling tools, so
-// that an agent stopped midway claims nothing. Tokens and cost are the sums
-// over all step_finish parts.
+// that an agent stopped midway claims nothing. Such a step ends the run
+// unless another starts (lastEvent): opencode run may hang on after it,
+// on an MCP server, say, and is then stopped with its claim kept. Tokens
+// and cost are the sums over all step_finish parts.
 type openCodeReader struct {
 	view
+	*lastEvent
 	lines lines.Splitter
 	now   func() time.Time // resolves relative reset times when an error event has no time
 
@@ -40,7 +43,7 @@ type openCodeReader struct {
 }
 
 func newOpenCodeReader(shown io.Writer, now func() time.Time) *openCodeReader {
-	r := &openCodeReader{view: view{shown}, now: now}
+	r := &openCodeReader{view: view{shown}, lastEvent: newLastEvent(), now: now}
 	r.lines = lines.Splitter{Max: maxLine, Line: r.line, Long: r.longLine}
 	return r
 }
@@ -66,6 +69,7 @@ func (r *openCodeReader) longLine(n int64) {
 	// for it.
 	r.text = ""
 	r.finished = false
+	r.reopen()
 }
 
 // line handles one line of stdout, without its newline.
@@ -79,6 +83,7 @@ func (r *openCodeReader) line(b []byte) {
 	switch str(ev["type"]) {
 	case "step_start":
 		r.finished = false
+		r.reopen()
 	case "text":
 		r.textPart(part)
 	case "tool_use":
@@ -164,6 +169,7 @@ func (r *openCodeReader) stepFinish(part map[string]json.RawMessage) {
 	if !r.finished {
 		return
 	}
+	r.end()
 	var line strings.Builder
 	line.WriteString("✓ finished")
 	if reason != "" && reason != "stop" {

@@ -483,8 +483,16 @@ func (d *tomlDecoder) apiAgent(a *agentTable, cfg *loop.AgentConfig) {
 	if a.set["base_url"] {
 		baseURL = k.baseURL
 	}
-	if api.NeedsKey(k.name, baseURL) {
-		cfg.KeyEnv, cfg.KeyMissing = keyEnv, api.KeyMissing(k.name, keyEnv)
+	needsKey := api.NeedsKey(k.name, baseURL)
+	cfg.KeyEnv = keyEnv
+	cfg.KeyCheck = func(key string) string {
+		if key == "" {
+			if needsKey {
+				return api.KeyMissing(k.name, keyEnv)
+			}
+			return ""
+		}
+		return api.KeyUnusable(key, keyEnv)
 	}
 }
 

@@ -67,10 +67,12 @@ type AgentConfig struct {
 	// SecretEnv names variables whose values are secrets whatever their
 	// names (agent.api_key_env): they are redacted as the secret-named ones.
 	SecretEnv []string
-	// KeyEnv names the variable that holds the agent's key, when the agent
-	// cannot run without one (the API agent at a provider's endpoint): the
-	// loop does not start while it is empty, and says KeyMissing.
-	KeyEnv, KeyMissing string
+	// KeyEnv names the variable that holds the agent's key (the API
+	// agent's), and KeyCheck says what keeps a key, "" when it is not
+	// set, from being used: the loop does not start while it says
+	// anything. It says nothing of a key that will do.
+	KeyEnv   string
+	KeyCheck func(key string) string
 }
 
 // IterationVars are the variables ralph gives the agent of every iteration,
@@ -78,18 +80,23 @@ type AgentConfig struct {
 // them: ralph's value would take the place of its, unseen.
 var IterationVars = []string{"RALPH_TASK_ID", "RALPH_ITERATION", "RALPH_ATTEMPT", proc.DirVar}
 
-// KeyError says that the agent's key is missing from the environment the
-// agent would get (environ, with the agent's own env), or is nil.
+// KeyError says what keeps the agent's key, in the environment the agent
+// would get (environ, with the agent's own env), from being used (see
+// KeyCheck), or is nil.
 func (a AgentConfig) KeyError(environ []string) error {
-	if a.KeyEnv == "" {
+	if a.KeyEnv == "" || a.KeyCheck == nil {
 		return nil
 	}
+	key := ""
 	for _, kv := range agent.Environ(environ, a.Env...) {
-		if k, v, _ := strings.Cut(kv, "="); k == a.KeyEnv && v != "" {
-			return nil
+		if k, v, _ := strings.Cut(kv, "="); k == a.KeyEnv {
+			key = v
 		}
 	}
-	return errors.New(a.KeyMissing)
+	if msg := a.KeyCheck(key); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // Limits are the run's budgets. A zero value means no limit, except

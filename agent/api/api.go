@@ -301,7 +301,7 @@ func (r *run) run(ctx context.Context) (int, error) {
 		})
 		return 1, nil
 	}
-	if msg := keyUnusable(r.o.Key, r.o.KeyEnv); msg != "" {
+	if msg := KeyUnusable(r.o.Key, r.o.KeyEnv); msg != "" {
 		// Refused by net/http before it is sent, such a key failed every
 		// request as a network error: retried, then blamed on base_url.
 		r.out.result(resultEvent{
@@ -516,11 +516,11 @@ func KeyMissing(api, keyEnv string) string {
 		keyEnv, providerName(api))
 }
 
-// keyUnusable says what is wrong with a key that cannot go into a request
+// KeyUnusable says what is wrong with a key that cannot go into a request
 // header, naming keyEnv and never the key; "" for a key that can. No key
 // has a control character: one is a line ending left in it by the file it
 // was read from, such as a .env file with Windows line endings.
-func keyUnusable(key, keyEnv string) string {
+func KeyUnusable(key, keyEnv string) string {
 	if strings.IndexFunc(key, unicode.IsControl) < 0 {
 		return ""
 	}

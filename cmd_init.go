@@ -207,7 +207,9 @@ max_duration = "8h"           # agent and check time over the whole run
 %smax_tokens = 0                # 0: no limit
 
 # ralph runs these itself after every iteration (with sh -c, in this
-# directory): a story is done only when the agent claims it AND they pass.
+# directory, all at once): a story is done only when the agent claims it
+# AND they pass. A check that runs what another builds waits for it with
+# after = ["build"].
 `, preset, costLine(preset))
 	if len(cs) == 0 {
 		b.WriteString(`# [[checks]]

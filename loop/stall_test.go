@@ -451,14 +451,22 @@ func TestBaselineOf(t *testing.T) {
 // the collector; plain build output, the most of any, is passed over
 // without the pattern.
 func BenchmarkFailureCollector(b *testing.B) {
-	chunk := []byte(strings.Repeat("compiling module 42 of 97: internal/parser/lexer.go ok (0.13s)\n", 512))
+	benchCollector(b, []byte(strings.Repeat("compiling module 42 of 97: internal/parser/lexer.go ok (0.13s)\n", 512)), 0, nil)
+}
+
+// benchCollector writes chunk to a failure collector, each time after
+// calling next (if not nil), and checks that it kept want failure lines.
+func benchCollector(b *testing.B, chunk []byte, want int, next func()) {
 	b.SetBytes(int64(len(chunk)))
 	c := newFailureCollector(func(s string) string { return s })
 	for b.Loop() {
+		if next != nil {
+			next()
+		}
 		c.Write(chunk)
 	}
-	if got := c.failures(""); len(got) != 0 {
-		b.Fatalf("failure lines in a build's output: %q", got)
+	if got := c.failures(""); len(got) != want {
+		b.Fatalf("%d failure lines, want %d: %.200q", len(got), want, got)
 	}
 }
 
@@ -466,15 +474,7 @@ func BenchmarkFailureCollector(b *testing.B) {
 // over (a flood of one error line) is read at the speed of its output, not
 // redacted and normalised line after line.
 func BenchmarkFailureCollectorRepeats(b *testing.B) {
-	chunk := []byte(strings.Repeat("error: the same failure, again\n", 1024))
-	b.SetBytes(int64(len(chunk)))
-	c := newFailureCollector(func(s string) string { return s })
-	for b.Loop() {
-		c.Write(chunk)
-	}
-	if got := c.failures(""); len(got) != 1 {
-		b.Fatalf("failure lines = %q, want the one", got)
-	}
+	benchCollector(b, []byte(strings.Repeat("error: the same failure, again\n", 1024)), 1, nil)
 }
 
 // BenchmarkFailureCollectorLongLines: a check whose failure lines are each
@@ -486,20 +486,14 @@ func BenchmarkFailureCollectorLongLines(b *testing.B) {
 	const n, size = 16, 60 << 10
 	line := []byte("error 00000000 " + strings.Repeat("x", size-len("error 00000000 ")-1) + "\n")
 	chunk := bytes.Repeat(line, n)
-	b.SetBytes(int64(len(chunk)))
-	c := newFailureCollector(func(s string) string { return s })
 	round := 0
-	for b.Loop() {
+	benchCollector(b, chunk, 1, func() {
 		// Each line a number of its own, as in a long output.
 		for i := range n {
 			copy(chunk[i*size+len("error "):], fmt.Sprintf("%08d", round*n+i))
 		}
 		round++
-		c.Write(chunk)
-	}
-	if got := c.failures(""); len(got) != 1 {
-		b.Fatalf("%d failure lines, want the one", len(got))
-	}
+	})
 }
 
 // BenchmarkFailureCollectorNumbers: a check failing the same way over and
@@ -510,15 +504,7 @@ func BenchmarkFailureCollectorNumbers(b *testing.B) {
 	for i := range 16 << 10 {
 		fmt.Fprintf(&out, "ERROR: request %d failed after %d.%dms\n", i, i%97, i%10)
 	}
-	chunk := []byte(out.String())
-	b.SetBytes(int64(len(chunk)))
-	c := newFailureCollector(func(s string) string { return s })
-	for b.Loop() {
-		c.Write(chunk)
-	}
-	if got := c.failures(""); len(got) != 1 {
-		b.Fatalf("failure lines = %q, want the one", got)
-	}
+	benchCollector(b, []byte(out.String()), 1, nil)
 }
 
 // FuzzMayFail: the collector's quick look never passes over a line that

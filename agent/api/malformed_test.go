@@ -457,16 +457,7 @@ func TestArgumentsObject(t *testing.T) {
 		{"whole", "application/json", string(whole)},
 	} {
 		t.Run(answer.how, func(t *testing.T) {
-			var n atomic.Int32
-			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				if n.Add(1) > 1 {
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, openAIAnswer("Wrote it.\n<ralph>done</ralph>"))
-					return
-				}
-				w.Header().Set("Content-Type", answer.contentType)
-				io.WriteString(w, answer.body)
-			}))
+			url, n := serveFirst(t, answer.contentType, answer.body, openAIAnswer("Wrote it.\n<ralph>done</ralph>"))
 			dir := t.TempDir()
 			o := runAgent(t, Options{API: OpenAI, BaseURL: url + "/v1", Dir: dir, Prompt: "go"})
 			if o.code != 0 {
@@ -500,16 +491,8 @@ func TestErrorInWholeAnswer(t *testing.T) {
 		{"invalid_request_error", 400, 1, 0},
 	} {
 		t.Run(tt.typ, func(t *testing.T) {
-			var n atomic.Int32
-			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				if n.Add(1) > 1 {
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, anthropicAnswer("Done.\n<ralph>done</ralph>"))
-					return
-				}
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"said in a 200"}}`, tt.typ)
-			}))
+			url, _ := serveFirst(t, "application/json", fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":"said in a 200"}}`, tt.typ),
+				anthropicAnswer("Done.\n<ralph>done</ralph>"))
 			o := runAgent(t, Options{API: Anthropic, BaseURL: url, Prompt: "go"})
 			if o.code != tt.code || len(o.waits) != tt.waits {
 				t.Fatalf("exit %d, waits %v; want exit %d and %d waits:\n%s", o.code, o.waits, tt.code, tt.waits, o.raw)
@@ -523,4 +506,20 @@ func TestErrorInWholeAnswer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveFirst serves body, of contentType, as the answer to the first
+// request, and the stream then to every later one; n counts the requests.
+func serveFirst(t *testing.T, contentType, body, then string) (url string, n *atomic.Int32) {
+	n = new(atomic.Int32)
+	url = serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if n.Add(1) > 1 {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, then)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, body)
+	}))
+	return url, n
 }

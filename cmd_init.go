@@ -32,7 +32,8 @@ func initCommand() *cli.Command {
 			detected := guessChecks(dir)
 			harness := harnessTemplate(preset, detected)
 			if _, err := parseHarness([]byte(harness), harnessFile); err != nil {
-				return &usageError{err: fmt.Errorf("--preset %s: %w", preset, err)}
+				// Not the user's doing: nothing they pass makes it.
+				return fmt.Errorf("the harness.toml ralph writes for --preset %s is not valid, a bug in ralph (nothing was written): %w", preset, err)
 			}
 			files := []struct{ name, text, note string }{
 				{harnessFile, harness, checksNote(detected)},

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ralph-harness/ralph/agent"
 )
 
 // TestMakeTests: a Makefile's rule for test, not its mention elsewhere.
@@ -32,6 +34,18 @@ func TestMakeTests(t *testing.T) {
 		}
 		if got := makeTests(path); got != c.want {
 			t.Errorf("makeTests(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// TestHarnessTemplate: the harness.toml init writes is valid for every
+// preset, with the checks it may guess and without any.
+func TestHarnessTemplate(t *testing.T) {
+	for _, preset := range agent.PresetNames() {
+		for _, cs := range [][]detectedCheck{nil, {{"vet", "go vet ./..."}, {"test", "go test ./..."}}} {
+			if _, err := parseHarness([]byte(harnessTemplate(preset, cs)), harnessFile); err != nil {
+				t.Errorf("--preset %s, %d checks: %v", preset, len(cs), err)
+			}
 		}
 	}
 }

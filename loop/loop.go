@@ -445,15 +445,22 @@ func (o *Options) limit(t progress.Totals, n int) string {
 // killOrphans kills what who left running out of its process group when
 // it exited (a daemon, a child that called setsid), and says so: a process
 // that outlives its step could change files after the guard looked, after
-// the verdict, or after ralph is gone.
+// the verdict, or after ralph is gone. One it could not kill is named as
+// such, not as killed: it may still do all that.
 func (o *Options) killOrphans(who string) {
-	n, err := proc.KillOrphans()
+	n, left, err := proc.KillOrphans()
 	if err != nil {
 		o.warn("%v", err)
 	}
-	if n > 0 {
+	switch {
+	case left == 0 && n > 0:
 		o.warn("%s left %s running; ralph killed %s", who,
 			plural.Of(n, "a process", "%d processes"), plural.Of(n, "it", "them"))
+	case left == n && n > 0:
+		o.warn("%s left %s running; ralph could not kill %s", who,
+			plural.Of(n, "a process", "%d processes"), plural.Of(n, "it", "them"))
+	case left > 0:
+		o.warn("%s left %d processes running; ralph could not kill %d of them", who, n, left)
 	}
 }
 

@@ -27,15 +27,18 @@ func Adopt() error {
 
 // KillOrphans kills what the children started since it last ran left
 // running out of their process groups when they exited: the processes
-// handed to this one (see Adopt), and what those leave in turn as they
-// die. Zombies are reaped. It returns how many processes it killed.
+// handed to this one (see Adopt), and what those start or leave in turn
+// as they die. Zombies are reaped. It returns how many processes it
+// killed, and how many of those were still running when it gave up, a few
+// seconds on: a process stuck in the kernel, or orphans that fork faster
+// than they can be killed.
 //
 // The children's groups were killed when their leaders exited; it first
 // waits (a second at most) until they are empty, so that what their
 // members left has been handed over. Then it reads /proc only when this
 // process has a child at all, which is seldom: nothing outside its own
 // children is ever signalled.
-func KillOrphans() (int, error) {
+func KillOrphans() (killed, left int, err error) {
 	groups := takeStarted()
 	deadline := time.Now().Add(time.Second)
 	for {
@@ -49,38 +52,71 @@ func KillOrphans() (int, error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	self := os.Getpid()
-	killed := 0
-	deadline = time.Now().Add(time.Second)
+	// Each pass kills every orphan it finds before it waits for any: a
+	// killed process that another one traces is reported to its tracer
+	// first, and cannot be reaped before the tracer lets it go, which an
+	// orphan left to run would do only when it pleases. What a killed
+	// process started before it died is handed over, for the next pass.
+	signalled := make(map[int]bool)
+	deadline = time.Now().Add(orphansTimeout)
 	for hasChildren() {
-		procs, err := os.ReadDir("/proc")
+		live, dying, err := killPass(signalled)
 		if err != nil {
-			return killed, fmt.Errorf("find orphaned processes: %w", err)
+			return len(signalled), 0, err
 		}
-		found := false
-		for _, d := range procs {
-			pid, err := strconv.Atoi(d.Name())
-			if err != nil || pid == self || isRunning(pid) {
-				continue
-			}
-			st, err := readStat(pid)
-			if err != nil || st.ppid != self {
-				continue // gone meanwhile, or not a child
-			}
-			found = true
-			if st.state != 'Z' {
-				syscall.Kill(pid, syscall.SIGKILL)
-				killed++
-			}
-			reap(pid)
-		}
-		// What is left is a child started meanwhile, or one being
-		// waited for: not for this look.
-		if !found || time.Now().After(deadline) {
+		if live == 0 && dying == 0 {
 			break
 		}
+		if !time.Now().Before(deadline) {
+			return len(signalled), live, nil
+		}
+		time.Sleep(time.Millisecond)
 	}
-	return killed, nil
+	return len(signalled), 0, nil
+}
+
+// orphansTimeout bounds how long KillOrphans kills and reaps orphans, so
+// that no process can hold ralph up: a killed process dies at once unless
+// it is stuck in the kernel.
+const orphansTimeout = 5 * time.Second
+
+// killPass sends SIGKILL to every child of this process that is neither a
+// zombie nor one started and not yet waited for, noting each in signalled,
+// then reaps the zombies without waiting for any. It returns how many
+// children it found running (killed now, or earlier and not yet dead) and
+// how many zombies it could not reap yet: one traced by a process that
+// has not let it go, or a leader whose other threads are still exiting
+// (they may have children yet to be handed over).
+func killPass(signalled map[int]bool) (live, dying int, err error) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, 0, fmt.Errorf("find orphaned processes: %w", err)
+	}
+	self := os.Getpid()
+	var zombies []int
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self || isRunning(pid) {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil || st.ppid != self {
+			continue // gone meanwhile, or not a child
+		}
+		if st.state == 'Z' {
+			zombies = append(zombies, pid)
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		signalled[pid] = true
+		live++
+	}
+	for _, pid := range zombies {
+		if !reap(pid) {
+			dying++
+		}
+	}
+	return live, dying, nil
 }
 
 // hasChildren reports whether this process has any child, running or a
@@ -111,14 +147,16 @@ func reapGroup(pgid int) {
 	}
 }
 
-// reap waits for the child pid, killed or already a zombie.
-func reap(pid int) {
+// reap reaps the zombie child pid if it can be reaped now, without
+// waiting: it reports whether pid is gone.
+func reap(pid int) bool {
 	for {
 		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			return
+		got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
 		}
+		return got == pid || err != nil
 	}
 }
 

@@ -3,7 +3,9 @@ package proc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,12 +35,12 @@ while ! test -f escaped; do sleep 0.01; done`
 		t.Fatalf("exit %d", code)
 	}
 	time.Sleep(50 * time.Millisecond) // the short one is gone by now
-	n, err := KillOrphans()
+	n, left, err := KillOrphans()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 {
-		t.Errorf("killed %d, want 1 (the sleeping stray; the other was reaped)", n)
+	if n != 1 || left != 0 {
+		t.Errorf("killed %d, %d left running; want 1 (the sleeping stray; the other was reaped), none left", n, left)
 	}
 	if hasChildren() {
 		t.Error("a child is left after KillOrphans")
@@ -46,6 +48,111 @@ while ! test -f escaped; do sleep 0.01; done`
 	if _, err := os.Stat(escaped); err != nil {
 		t.Fatalf("the stray never ran: %v", err)
 	}
+}
+
+// tracerHold is how long each of TestKillOrphansTraced's orphans holds
+// the other once it is killed, far longer than KillOrphans may take.
+const tracerHold = 30 * time.Second
+
+// TestKillOrphansTraced: a killed process that another traces is reported
+// to its tracer first, and cannot be reaped until the tracer lets it go,
+// which an orphan left to run does when it pleases (here, when it exits
+// after tracerHold). Of two orphans that trace each other, whichever is
+// killed first is held so; both are killed before either is waited for,
+// and KillOrphans returns at once with both gone.
+func TestKillOrphansTraced(t *testing.T) {
+	if err := Adopt(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := start(t, Config{
+		Argv: []string{os.Args[0], "-test.run=^TestHelperTracers$"},
+		Env:  append(os.Environ(), "PROC_TEST_TRACERS="+dir),
+	})
+	if code := wait(t, p); code != 0 {
+		t.Fatalf("helper exit %d", code)
+	}
+	var pids []int
+	for _, name := range []string{"a", "b"} {
+		pids = append(pids, readPid(t, filepath.Join(dir, name+".pid")))
+	}
+	for _, name := range []string{"a", "b"} {
+		if got := readLine(t, filepath.Join(dir, name+".seized")); got != "ok" {
+			KillOrphans()
+			t.Skipf("a process may not trace another here: %s", got)
+		}
+	}
+	begin := time.Now()
+	n, left, err := KillOrphans()
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took >= tracerHold/2 {
+		t.Errorf("KillOrphans took %v: it waited for a tracer to let go", took.Round(time.Second))
+	}
+	if n != 2 || left != 0 {
+		t.Errorf("killed %d, %d left running; want 2, none left", n, left)
+	}
+	for _, pid := range pids {
+		if exists(pid) {
+			t.Errorf("orphan %d is still there", pid)
+		}
+	}
+	if hasChildren() {
+		t.Error("a child is left after KillOrphans")
+	}
+}
+
+// TestHelperTracers is not a test: TestKillOrphansTraced runs the test
+// binary with PROC_TEST_TRACERS set to a directory, to start two processes
+// out of its group, a and b, and exit. Each is the test binary again, with
+// PROC_TEST_TRACER set to its name: it writes its pid to NAME.pid in the
+// directory, traces the other, writes "ok" (or why it could not) to
+// NAME.seized and holds the other, never reaping it, for tracerHold.
+func TestHelperTracers(t *testing.T) {
+	dir := os.Getenv("PROC_TEST_TRACERS")
+	if dir == "" {
+		t.Skip("a helper process for TestKillOrphansTraced")
+	}
+	name := os.Getenv("PROC_TEST_TRACER")
+	if name == "" {
+		for _, name := range []string{"a", "b"} {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperTracers$")
+			// A traced process stops at each signal it receives until its
+			// tracer lets it go on, which neither does: Go's preemption
+			// signals would stop each before it traced the other.
+			cmd.Env = append(os.Environ(), "PROC_TEST_TRACER="+name, "GODEBUG=asyncpreemptoff=1")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	// Where Yama's ptrace_scope is 1, only an ancestor may trace a process
+	// unless it allows others; without Yama this fails, harmlessly.
+	const prSetPtracer, prSetPtracerAny = 0x59616d61, ^uintptr(0)
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetPtracer, prSetPtracerAny, 0)
+	if err := os.WriteFile(filepath.Join(dir, name+".pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := "b"
+	if name == "b" {
+		other = "a"
+	}
+	peer := readPid(t, filepath.Join(dir, other+".pid"))
+	// The tracer is this thread, not the process: it must not end.
+	runtime.LockOSThread()
+	const ptraceSeize = 0x4206 // traces without stopping the tracee
+	seized := "ok"
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PTRACE, ptraceSeize, uintptr(peer), 0, 0, 0, 0); errno != 0 {
+		seized = errno.Error()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".seized"), []byte(seized+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(tracerHold)
 }
 
 // TestReapGroup: a member of a child's group, handed over when its parent

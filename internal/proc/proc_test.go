@@ -112,18 +112,25 @@ func waitGone(tb testing.TB, pid int) {
 // readPid waits for a pid written to file by a test script.
 func readPid(tb testing.TB, file string) int {
 	tb.Helper()
+	pid, err := strconv.Atoi(readLine(tb, file))
+	if err != nil {
+		tb.Fatalf("pid file %s: %v", file, err)
+	}
+	return pid
+}
+
+// readLine waits for a line written to file by a test script or helper
+// process, and returns it without its newline.
+func readLine(tb testing.TB, file string) string {
+	tb.Helper()
 	deadline := time.Now().Add(patience)
 	for {
 		b, err := os.ReadFile(file)
 		if err == nil && bytes.HasSuffix(b, []byte("\n")) {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				tb.Fatalf("pid file %s: %v", file, err)
-			}
-			return pid
+			return strings.TrimSpace(string(b))
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("pid file %s never written", file)
+			tb.Fatalf("%s never written", file)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -157,6 +157,9 @@ type guardGlobs struct {
 	// first wildcard ("" for the project's root): looked in for named
 	// pipes and the like, which git does not list (see specialFiles).
 	protectDirs []string
+	// protectRoots are where protected files can be (see literalRoots):
+	// listed whether git ignores their files or not (see protectedFiles).
+	protectRoots []string
 	// template is the prompt template's file, relative to the work
 	// directory, when it is in it: protected as [guard] protect's files
 	// are, for it says what the agent must do and how it replies.
@@ -215,7 +218,8 @@ func (o *Options) guardGlobs() *guardGlobs {
 	if o.globs == nil {
 		g := o.Config.Guard
 		protect := guardPatterns(g.Protect)
-		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(protect...), protectDirs: literalDirs(protect)}
+		o.globs = &guardGlobs{tests: glob.Compile(guardPatterns(g.Tests)...), protect: glob.Compile(protect...),
+			protectDirs: literalDirs(protect), protectRoots: literalRoots(protect)}
 		// Guarded when it is in the work directory.
 		if path := o.Config.TemplatePath(o.Dir); path != "" {
 			if rel, err := filepath.Rel(o.Dir, path); err == nil && filepath.IsLocal(rel) {
@@ -419,40 +423,9 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 	}
 	// New files go first: one may be a link in place of a protected
 	// file's directory, which putting the file back makes a directory again.
-	globs := o.guardGlobs()
-	// Named pipes and the like, which git does not list, are looked for
-	// where they were, and where the agent created protected files.
-	dirs := map[string]bool{}
-	maps.Copy(dirs, s.dirs)
-	created := func(f fileInfo) error {
-		name := f.name
-		if _, was := s.protected[name]; was || s.repos[name] && f.info.IsDir() || s.special[name] && isSpecial(f.info.Mode()) ||
-			!globs.protects(name) || s.inRepo(name) {
-			return nil
-		}
-		dirs[parentDir(name)] = true
-		if f.info.IsDir() {
-			// Never removed: it may hold the only copy of work that is
-			// not the agent's.
-			found = append(found, fmt.Sprintf("%s: the agent created this git repository in a protected directory, where ralph does not look inside one nor remove one: %s", name, lostEnd))
-			return nil
-		}
-		// A named pipe is removed as a file is: never opened.
-		if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		found = append(found, fmt.Sprintf("%s: the agent created this protected file; ralph removed it", name))
-		return nil
-	}
-	for _, f := range files {
-		if err := created(f); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	for _, f := range o.specialFiles(ctx, dirs) {
-		if err := created(f); err != nil {
-			return nil, nil, nil, err
-		}
+	found, err = s.removeCreated(ctx, o, files, byAgent)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	// A repository gone: its directory is made again, empty, so that
 	// ralph's commit keeps a submodule (git takes an empty directory for
@@ -481,6 +454,49 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 	found = append(found, more...)
 	slices.Sort(found)
 	return found, changed, files, nil
+}
+
+// removeCreated removes the protected files that who created since the
+// snapshot: those of files, a listing of the project (or of where
+// protected files can be) after who ran, that the snapshot has not, and
+// the named pipes and the like, which git does not list, where they were
+// and where who created protected files. It returns a line each for the
+// ledger. Another git repository who created there is told of, never
+// removed: it may hold the only copy of work that is not who's.
+func (s fileSnapshot) removeCreated(ctx context.Context, o *Options, files []fileInfo, who string) ([]string, error) {
+	globs := o.guardGlobs()
+	var found []string
+	dirs := map[string]bool{}
+	maps.Copy(dirs, s.dirs)
+	created := func(f fileInfo) error {
+		name := f.name
+		if _, was := s.protected[name]; was || s.repos[name] && f.info.IsDir() || s.special[name] && isSpecial(f.info.Mode()) ||
+			!globs.protects(name) || s.inRepo(name) {
+			return nil
+		}
+		dirs[parentDir(name)] = true
+		if f.info.IsDir() {
+			found = append(found, fmt.Sprintf("%s: %s created this git repository in a protected directory, where ralph does not look inside one nor remove one: %s", name, who, lostEnd))
+			return nil
+		}
+		// A named pipe is removed as a file is: never opened.
+		if err := os.Remove(filepath.Join(o.Dir, name)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		found = append(found, fmt.Sprintf("%s: %s created this protected file; ralph removed it", name, who))
+		return nil
+	}
+	for _, f := range files {
+		if err := created(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range o.specialFiles(ctx, dirs) {
+		if err := created(f); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
 }
 
 // guardTests puts back the test files that who deleted since the snapshot
@@ -514,20 +530,34 @@ func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, go
 }
 
 // guardAfter is the guard of the project's files after the agent's: of
-// the checks, and of the programs git runs in ralph's commits. It puts
-// back the protected files who changed or deleted and the test files who
-// deleted, with no listing of the project: each file of the snapshot is
-// looked up where it was. A file put back or not, each finding is a line
-// for the ledger.
+// the checks, and of the programs git runs in ralph's commits. It removes
+// the protected files who created, as the agent's guard does: a test can
+// write a file among the protected ones (a TestMain that passes a
+// protected suite) as well as the agent that wrote it, and the next
+// snapshot would take that file for the person's. It puts back the
+// protected files who changed or deleted and the test files who deleted.
+// Only where protected files can be is listed (see protectedFiles), not
+// the whole project: each other file of the snapshot is looked up where
+// it was. A file put back or not, each finding is a line for the ledger.
 func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([]string, error) {
-	found, err := s.guardProtected(ctx, o, who)
+	files, err := o.protectedFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// New files go first, as in the agent's guard.
+	found, err := s.removeCreated(ctx, o, files, who)
+	if err != nil {
+		return nil, err
+	}
+	more, err := s.guardProtected(ctx, o, who)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, more...)
 	// The names each directory of test files holds, listed once: a listing
 	// a directory, not a stat a file (a suite has thousands).
 	held := map[string]map[string]bool{}
-	more, err := s.guardTests(ctx, o, who, func(name string) bool {
+	more, err = s.guardTests(ctx, o, who, func(name string) bool {
 		if _, ok := s.protected[name]; ok {
 			return false // guardProtected's
 		}
@@ -833,24 +863,76 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		var files []fileInfo
-		for name, kind := range listing(out) {
-			info, err := os.Lstat(filepath.Join(dir, name))
-			switch {
-			case err != nil:
-				continue // a file git knows of that is gone is no file of the project
-			case kind == plainFile && info.IsDir():
-				continue // one that became a directory: git lists the files in it
-			case kind == untrackedRepo && !info.IsDir():
-				continue
-			}
-			files = append(files, fileInfo{name, info})
-		}
-		return files, nil
+		return gitFiles(dir, out, nil), nil
 	}
 	var files []fileInfo
 	walkFiles(dir, "", &files)
 	return files, nil
+}
+
+// gitFiles are the files of the work directory dir that out, a listing of
+// git's (see listing), names, as they are on disk, appended to files.
+func gitFiles(dir, out string, files []fileInfo) []fileInfo {
+	for name, kind := range listing(out) {
+		info, err := os.Lstat(filepath.Join(dir, name))
+		switch {
+		case err != nil:
+			continue // a file git knows of that is gone is no file of the project
+		case kind == plainFile && info.IsDir():
+			continue // one that became a directory: git lists the files in it
+		case kind == untrackedRepo && !info.IsDir():
+			continue
+		}
+		files = append(files, fileInfo{name, info})
+	}
+	return files
+}
+
+// protectedFiles lists the files of the project where protected files can
+// be (under the protect globs' roots, see literalRoots) that the protect
+// globs match, as projectFiles lists them: what the snapshot did not list
+// is new. Listing the roots only keeps the cost of a listing of the whole
+// project away, unless a protect glob begins with a wildcard.
+func (o *Options) protectedFiles(ctx context.Context) ([]fileInfo, error) {
+	globs := o.guardGlobs()
+	if len(globs.protectRoots) == 0 {
+		return nil, nil
+	}
+	var files []fileInfo
+	if o.gitTree(ctx) {
+		args := []string{"ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--"}
+		for _, root := range globs.protectRoots {
+			if root == "" {
+				root = "."
+			}
+			args = append(args, ":(literal)"+root)
+		}
+		out, err := git(ctx, o.Dir, args...)
+		if err != nil {
+			return nil, err
+		}
+		files = gitFiles(o.Dir, out, nil)
+	} else {
+		for _, root := range globs.protectRoots {
+			if root == "" {
+				walkFiles(o.Dir, "", &files)
+				continue
+			}
+			// Not through a link in place of one of its directories: what
+			// it leads to is not the project's. A link in place of the
+			// root is listed as itself, as the walk lists one.
+			path := filepath.Join(o.Dir, root)
+			info, err := os.Lstat(path)
+			switch {
+			case err != nil || !inDirs(o.Dir, root) || !walked(root, info):
+			case info.IsDir():
+				walkFiles(path, root+"/", &files)
+			default:
+				files = append(files, fileInfo{root, info})
+			}
+		}
+	}
+	return slices.DeleteFunc(files, func(f fileInfo) bool { return !globs.protects(f.name) }), nil
 }
 
 // walkFiles appends the files in the directory path to files, named with
@@ -944,6 +1026,41 @@ func literalDirs(globs []string) []string {
 		}
 	}
 	return dirs
+}
+
+// walked reports whether the walk of the project (see walkFiles) lists
+// the file name, or the files in it: not under .git or node_modules.
+func walked(name string, info fs.FileInfo) bool {
+	segs := strings.Split(name, "/")
+	if last := segs[len(segs)-1]; info.IsDir() && (last == ".git" || last == "node_modules") {
+		return false
+	}
+	return !slices.ContainsFunc(segs[:len(segs)-1], func(s string) bool { return s == ".git" || s == "node_modules" })
+}
+
+// literalRoots are where the files that globs (guardPatterns') match can
+// be: the part of each glob before its first wildcard, or the whole glob
+// when it has none (a file, or a directory and the files in it), each
+// once and none inside another, sorted: "" alone for the whole project.
+func literalRoots(globs []string) []string {
+	var roots []string
+	for _, g := range globs {
+		segs := strings.Split(g, "/")
+		n := 0
+		for n < len(segs) && !strings.ContainsAny(segs[n], `*?[\`) {
+			n++
+		}
+		roots = append(roots, strings.Join(segs[:n], "/"))
+	}
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	var out []string
+	for _, r := range roots {
+		if !slices.ContainsFunc(roots, func(in string) bool { return in != r && (in == "" || strings.HasPrefix(r, in+"/")) }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // parentDir is the directory of the file name, "" for the project's root.

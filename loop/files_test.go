@@ -218,3 +218,105 @@ func TestRelisted(t *testing.T) {
 		t.Errorf("relisted with %s gone: ok", ProgressFile)
 	}
 }
+
+// TestLiteralRoots: protected files are looked for under the part of each
+// protect glob before its first wildcard, a glob without one naming a file
+// or a directory; a root inside another is not listed twice, and a glob
+// that begins with a wildcard makes the whole project the root.
+func TestLiteralRoots(t *testing.T) {
+	for _, tc := range []struct {
+		globs []string
+		want  []string
+	}{
+		{[]string{"schema/**", "db/migrations/*.sql", "a/b[12]/c", "schema/x.sql", "SPEC.md"}, []string{"SPEC.md", "a", "db/migrations", "schema"}},
+		{[]string{"a", "a-b/**", "a/c/*.go"}, []string{"a", "a-b"}},
+		{[]string{"docs/**", "**/*.proto"}, []string{""}},
+		{nil, nil},
+	} {
+		if got := literalRoots(guardPatterns(tc.globs)); !slices.Equal(got, tc.want) {
+			t.Errorf("literalRoots(%q) = %q, want %q", tc.globs, got, tc.want)
+		}
+	}
+}
+
+// TestGuardAfterCreated: the guard after the checks (or git) removes the
+// protected files they created, as the agent's guard does, in a git work
+// tree or not; other new files are left alone.
+func TestGuardAfterCreated(t *testing.T) {
+	for _, inGit := range []bool{false, true} {
+		files := map[string]string{"spec/a.txt": "a", ".gitignore": "build/\n", "SPEC.md": "s"}
+		var work string
+		if inGit {
+			_, work = gitRepo(t, files)
+		} else {
+			work = t.TempDir()
+			for name, data := range files {
+				writeTestFile(t, filepath.Join(work, name), data)
+			}
+		}
+		ctx := context.Background()
+		o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"spec/**", "SPEC.md"}}}}
+		s, err := takeFiles(ctx, o, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"spec/new.txt", "spec/deep/x.txt", "other.txt", "build/z.txt", "node_modules/spec.txt"} {
+			writeTestFile(t, filepath.Join(work, name), name)
+		}
+		found, err := s.guardAfter(ctx, o, byChecks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"spec/deep/x.txt: the checks created this protected file; ralph removed it",
+			"spec/new.txt: the checks created this protected file; ralph removed it",
+		}
+		if !slices.Equal(found, want) {
+			t.Errorf("in git %v: guardAfter = %q, want %q", inGit, found, want)
+		}
+		for _, name := range []string{"spec/new.txt", "spec/deep/x.txt"} {
+			if _, err := os.Lstat(filepath.Join(work, name)); err == nil {
+				t.Errorf("in git %v: %s is still there", inGit, name)
+			}
+		}
+		for _, name := range []string{"other.txt", "build/z.txt", "spec/a.txt"} {
+			if _, err := os.Lstat(filepath.Join(work, name)); err != nil {
+				t.Errorf("in git %v: %v", inGit, err)
+			}
+		}
+	}
+}
+
+// writeTestFile writes data to path, making its directories.
+func writeTestFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProtectedFilesEverywhere: a protect glob that begins with a wildcard
+// has protected files looked for in the whole project, as projectFiles
+// lists it.
+func TestProtectedFilesEverywhere(t *testing.T) {
+	_, work := gitRepo(t, map[string]string{"db/a.sql": "a", ".gitignore": "build/\nnode_modules/\n"})
+	for _, name := range []string{"build/b.sql", "build/b.txt", "node_modules/m/c.sql"} {
+		writeTestFile(t, filepath.Join(work, name), name)
+	}
+	o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"**/*.sql"}}}}
+	files, err := o.protectedFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.name)
+	}
+	slices.Sort(names)
+	if want := []string{"db/a.sql"}; !slices.Equal(names, want) {
+		t.Errorf("protectedFiles = %q, want %q", names, want)
+	}
+}

@@ -252,8 +252,9 @@ const (
 
 // guardAfter undoes what who, the checks or git after the agent, changed
 // of the three files and the protected files that the agent may not change
-// either: a test can write files as well as the agent that wrote it, and a
-// check whose script changed under it proves nothing. That holds for
+// either, and removes the protected files who created: a test can write
+// files as well as the agent that wrote it, and a check whose script
+// changed under it proves nothing. That holds for
 // harness.toml too, which the loop reads again before the next iteration:
 // a test that rewrote its checks would pass the story then. It puts back
 // the test files who deleted too, as the agent's guard does: a teardown

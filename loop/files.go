@@ -540,7 +540,7 @@ func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, go
 // the whole project: each other file of the snapshot is looked up where
 // it was. A file put back or not, each finding is a line for the ledger.
 func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([]string, error) {
-	files, err := o.protectedFiles(ctx)
+	files, err := o.protectedFiles(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -850,9 +850,10 @@ func (o *Options) relisted(listed []fileInfo) (files []fileInfo, ok bool) {
 
 // projectFiles lists the work directory's files, relative and slash-
 // separated: the files git knows of (tracked, and untracked but not
-// ignored) in a git work tree, else every file but those under .git and
-// node_modules, named pipes, sockets and devices included (git lists none:
-// see specialFiles). In a git work tree, another git repository is listed as
+// ignored) in a git work tree, and the protected files git ignores (see
+// protectedFiles), else every file but those under .git and node_modules,
+// named pipes, sockets and devices included (git lists none: see
+// specialFiles). In a git work tree, another git repository is listed as
 // its directory, not its files, which git does not list: a submodule
 // (checked out or not), or a repository git does not track (a clone in
 // the project). Such a directory is the only one listed.
@@ -863,7 +864,12 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		return gitFiles(dir, out, nil), nil
+		files := gitFiles(dir, out, nil)
+		ignored, err := o.protectedFiles(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		return append(files, ignored...), nil
 	}
 	var files []fileInfo
 	walkFiles(dir, "", &files)
@@ -890,20 +896,33 @@ func gitFiles(dir, out string, files []fileInfo) []fileInfo {
 
 // protectedFiles lists the files of the project where protected files can
 // be (under the protect globs' roots, see literalRoots) that the protect
-// globs match, as projectFiles lists them: what the snapshot did not list
-// is new. Listing the roots only keeps the cost of a listing of the whole
-// project away, unless a protect glob begins with a wildcard.
-func (o *Options) protectedFiles(ctx context.Context) ([]fileInfo, error) {
+// globs match, whether git ignores them or not: a protected file that the
+// agent (or a test) has git ignore, or untracks and has git ignore, is
+// still guarded, and one created in an ignored place is still removed.
+// With ignored set, it lists, in a git work tree, only the untracked files
+// git ignores, which gitListing leaves out, and outside git none: the walk
+// lists every file. Listing the roots only keeps the cost of ignored
+// directories (a build's output) away, unless a protect glob begins with a
+// wildcard.
+func (o *Options) protectedFiles(ctx context.Context, ignored bool) ([]fileInfo, error) {
 	globs := o.guardGlobs()
 	if len(globs.protectRoots) == 0 {
 		return nil, nil
 	}
 	var files []fileInfo
 	if o.gitTree(ctx) {
-		args := []string{"ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--"}
+		// Without --exclude-standard, --others lists what git ignores too.
+		args := []string{"ls-files", "-z", "--stage", "--cached", "--others"}
+		if ignored {
+			args = []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard"}
+		}
+		args = append(args, "--")
 		for _, root := range globs.protectRoots {
 			if root == "" {
-				root = "."
+				// The whole project, but for node_modules, as the walk
+				// outside git: git would list each file of one it ignores.
+				args = append(args, ".", ":(exclude,glob)**/node_modules/**")
+				continue
 			}
 			args = append(args, ":(literal)"+root)
 		}
@@ -912,7 +931,7 @@ func (o *Options) protectedFiles(ctx context.Context) ([]fileInfo, error) {
 			return nil, err
 		}
 		files = gitFiles(o.Dir, out, nil)
-	} else {
+	} else if !ignored {
 		for _, root := range globs.protectRoots {
 			if root == "" {
 				walkFiles(o.Dir, "", &files)

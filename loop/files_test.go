@@ -240,11 +240,12 @@ func TestLiteralRoots(t *testing.T) {
 }
 
 // TestGuardAfterCreated: the guard after the checks (or git) removes the
-// protected files they created, as the agent's guard does, in a git work
-// tree or not; other new files are left alone.
+// protected files they created, as the agent's guard does, whether git
+// ignores them or not, and in a work tree outside git too; other new files
+// are left alone.
 func TestGuardAfterCreated(t *testing.T) {
 	for _, inGit := range []bool{false, true} {
-		files := map[string]string{"spec/a.txt": "a", ".gitignore": "build/\n", "SPEC.md": "s"}
+		files := map[string]string{"spec/a.txt": "a", ".gitignore": "spec/ignored*\nbuild/\n", "SPEC.md": "s"}
 		var work string
 		if inGit {
 			_, work = gitRepo(t, files)
@@ -260,7 +261,7 @@ func TestGuardAfterCreated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"spec/new.txt", "spec/deep/x.txt", "other.txt", "build/z.txt", "node_modules/spec.txt"} {
+		for _, name := range []string{"spec/new.txt", "spec/ignored.txt", "spec/deep/x.txt", "other.txt", "build/z.txt"} {
 			writeTestFile(t, filepath.Join(work, name), name)
 		}
 		found, err := s.guardAfter(ctx, o, byChecks)
@@ -269,12 +270,13 @@ func TestGuardAfterCreated(t *testing.T) {
 		}
 		want := []string{
 			"spec/deep/x.txt: the checks created this protected file; ralph removed it",
+			"spec/ignored.txt: the checks created this protected file; ralph removed it",
 			"spec/new.txt: the checks created this protected file; ralph removed it",
 		}
 		if !slices.Equal(found, want) {
 			t.Errorf("in git %v: guardAfter = %q, want %q", inGit, found, want)
 		}
-		for _, name := range []string{"spec/new.txt", "spec/deep/x.txt"} {
+		for _, name := range []string{"spec/new.txt", "spec/ignored.txt", "spec/deep/x.txt"} {
 			if _, err := os.Lstat(filepath.Join(work, name)); err == nil {
 				t.Errorf("in git %v: %s is still there", inGit, name)
 			}
@@ -284,6 +286,44 @@ func TestGuardAfterCreated(t *testing.T) {
 				t.Errorf("in git %v: %v", inGit, err)
 			}
 		}
+	}
+}
+
+// TestProjectFilesIgnoredProtected: in a git work tree, a protected file
+// that git ignores, untracked (git rm --cached) or never tracked, is
+// listed all the same, and guarded; an ignored file that is not protected
+// is not listed.
+func TestProjectFilesIgnoredProtected(t *testing.T) {
+	_, work := gitRepo(t, map[string]string{"acceptance/check.sh": "exit 1", "app.txt": "app"})
+	mustGit(t, work, "rm", "-q", "--cached", "acceptance/check.sh")
+	writeTestFile(t, filepath.Join(work, ".gitignore"), "acceptance/\nbuild/\n")
+	writeTestFile(t, filepath.Join(work, "acceptance/more.sh"), "exit 1")
+	writeTestFile(t, filepath.Join(work, "build/out.txt"), "out")
+	ctx := context.Background()
+	o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"acceptance"}}}}
+	files, err := o.projectFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.name)
+	}
+	slices.Sort(names)
+	if want := []string{".gitignore", "acceptance/check.sh", "acceptance/more.sh", "app.txt"}; !slices.Equal(names, want) {
+		t.Errorf("projectFiles = %q, want %q", names, want)
+	}
+	s, err := takeFiles(ctx, o, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(work, "acceptance/check.sh"), "exit 0")
+	found, _, _, err := s.guard(ctx, o)
+	if want := []string{"acceptance/check.sh: the agent changed this protected file; ralph restored it"}; err != nil || !slices.Equal(found, want) {
+		t.Errorf("guard = %q, %v; want %q", found, err, want)
+	}
+	if data, _ := os.ReadFile(filepath.Join(work, "acceptance/check.sh")); string(data) != "exit 1" {
+		t.Errorf("acceptance/check.sh = %q after the guard, want %q", data, "exit 1")
 	}
 }
 
@@ -299,24 +339,31 @@ func writeTestFile(t testing.TB, path, data string) {
 }
 
 // TestProtectedFilesEverywhere: a protect glob that begins with a wildcard
-// has protected files looked for in the whole project, as projectFiles
-// lists it.
+// has protected files looked for in the whole project, ignored places
+// included, but for node_modules, which the walk outside git leaves out
+// too.
 func TestProtectedFilesEverywhere(t *testing.T) {
 	_, work := gitRepo(t, map[string]string{"db/a.sql": "a", ".gitignore": "build/\nnode_modules/\n"})
 	for _, name := range []string{"build/b.sql", "build/b.txt", "node_modules/m/c.sql"} {
 		writeTestFile(t, filepath.Join(work, name), name)
 	}
 	o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"**/*.sql"}}}}
-	files, err := o.protectedFiles(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, f := range files {
-		names = append(names, f.name)
-	}
-	slices.Sort(names)
-	if want := []string{"db/a.sql"}; !slices.Equal(names, want) {
-		t.Errorf("protectedFiles = %q, want %q", names, want)
+	for _, ignored := range []bool{false, true} {
+		files, err := o.protectedFiles(context.Background(), ignored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, f := range files {
+			names = append(names, f.name)
+		}
+		slices.Sort(names)
+		want := []string{"build/b.sql", "db/a.sql"}
+		if ignored {
+			want = want[:1]
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("protectedFiles(%v) = %q, want %q", ignored, names, want)
+		}
 	}
 }

@@ -1579,22 +1579,32 @@ func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, te
 // guardChecks runs the checks (run, which reports whether any ran) and undoes what
 // they did, as the guard does after the agent: the three files and the
 // protected files are compared with s (see guardAfter), and a protected
-// file they changed and put back before they ended is told by its stamp
-// (see stamps). What was tampered with is warned of and goes into the
+// file they changed and put back before they ended is told by its stamp,
+// a directory of protected files they moved by its stamp and watch (see
+// stamps). What was tampered with is warned of and goes into the
 // entry. It returns prd.json as the verdict is to read it: read, the file
 // as the iteration read it, when nothing changed it.
 func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File, run func() bool) (*prd.File, error) {
 	o := it.o
-	stamped := s.files.stampProtected(o.Dir)
+	stamped, err := s.files.stampProtected(o.Dir)
+	if err != nil {
+		o.warn("%v: a directory of protected files that the checks move away and put back goes unseen", err)
+	}
+	defer stamped.close()
 	if !run() {
 		return read, nil
 	}
 	touched := stamped.touched(o.Dir)
+	moved, err := stamped.moved(o.Dir)
+	if err != nil {
+		o.warn("%v: a directory of protected files that the checks moved away and put back may have gone unseen", err)
+	}
 	judged, tampered, err := s.guardAfter(context.WithoutCancel(ctx), o, it.ledger, read, it.entry.StoryID, byChecks)
 	if err != nil {
 		return nil, err
 	}
 	tampered = append(tampered, putBackInTime(touched, tampered)...)
+	tampered = append(tampered, moved...)
 	for _, t := range tampered {
 		o.warn("%s", t)
 	}

@@ -64,8 +64,8 @@ type Result struct {
 type Options struct {
 	Dir string
 	// Env is the complete environment (nil: ralph's own), but for the
-	// relative directories of its $PATH, which the checks run without
-	// (see Run).
+	// directories of its $PATH that the agent can write, which the checks
+	// run without (see Run).
 	Env       []string
 	TailBytes int               // 0: DefaultTailBytes
 	Parallel  int               // max concurrent checks; 0: all at once
@@ -97,12 +97,12 @@ type Options struct {
 // that wait for each other in a circle are not run. Every other check
 // starts at once.
 //
-// The checks run without the relative directories of $PATH (RelativePath):
-// sh finds a program through one in the work directory, which the agent
-// writes, and a grep it left in ./node_modules/.bin would pass a check that
-// greps for its work.
+// The checks run without the directories of $PATH that are relative or in
+// the work directory (WorkPath): sh finds a program through one in the
+// work directory, which the agent writes, and a grep it left in
+// ./node_modules/.bin would pass a check that greps for its work.
 func Run(ctx context.Context, cs []Check, o Options) []Result {
-	o.Env = absolutePath(o.Env)
+	o.Env = outsidePath(o.Env, o.Dir)
 	if o.TailBytes <= 0 {
 		o.TailBytes = DefaultTailBytes
 	}
@@ -323,55 +323,115 @@ func runOne(ctx context.Context, i int, c Check, o Options) Result {
 // check).
 const shell = "/bin/sh"
 
-// RelativePath returns the directories of the $PATH in env that are not
-// absolute, each once, in order: "bin", "./node_modules/.bin", and "" for an
-// empty entry (a leading, trailing or doubled colon), which is the current
-// directory to a shell. The checks run without them (see Run).
-func RelativePath(env []string) []string {
-	var rel []string
+// WorkPath returns the directories of the $PATH in env that the agent can
+// write, each once, in order: those that are not absolute, which are
+// found from the current directory, the work directory dir
+// ("./node_modules/.bin", "bin", and "" for an empty entry: a leading,
+// trailing or doubled colon), and the absolute ones in dir
+// ("/home/a/proj/node_modules/.bin"), as written or with symbolic links
+// resolved. The checks run without them (see Run).
+func WorkPath(env []string, dir string) []string {
+	var found []string
+	w := workDirOf(dir)
 	for _, kv := range env {
 		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
-			for _, dir := range pathDirs(path, false) {
-				if !slices.Contains(rel, dir) {
-					rel = append(rel, dir)
+			for _, d := range pathDirs(path, w, true) {
+				if !slices.Contains(found, d) {
+					found = append(found, d)
 				}
 			}
 		}
 	}
-	return rel
+	return found
 }
 
-// pathDirs returns the directories of a $PATH that are absolute, or those
-// that are not.
-func pathDirs(path string, abs bool) []string {
+// workDir is the work directory as an absolute path, and with its symbolic
+// links resolved; both "" when it is not known.
+type workDir struct{ abs, real string }
+
+func workDirOf(dir string) workDir {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return workDir{}
+	}
+	w := workDir{abs: abs, real: abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		w.real = real
+	}
+	return w
+}
+
+// holds reports whether the agent can write the $PATH directory entry:
+// it is not absolute, or it is in w. A link to the work directory, or to a
+// directory in it, is resolved: the agent writes there all the same.
+func (w workDir) holds(entry string) bool {
+	if !filepath.IsAbs(entry) {
+		return true
+	}
+	if w.abs == "" {
+		return false
+	}
+	entry = filepath.Clean(entry)
+	return within(entry, w.abs) || within(entry, w.real) || within(resolve(entry), w.real)
+}
+
+// within reports whether path is dir or in it; both are clean and
+// absolute.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolve returns the clean absolute path with its symbolic links
+// resolved, as far as it exists: a directory of $PATH the agent has yet to
+// create is where its parent's link leads.
+func resolve(path string) string {
+	var rest []string
+	for {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return filepath.Join(append([]string{path}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(path)}, rest...)
+		path = parent
+	}
+}
+
+// pathDirs returns the directories of a $PATH that the agent can write
+// (see workDir.holds), or those that it cannot.
+func pathDirs(path string, w workDir, agents bool) []string {
 	var dirs []string
 	for dir := range strings.SplitSeq(path, string(filepath.ListSeparator)) {
-		if filepath.IsAbs(dir) == abs {
+		if w.holds(dir) == agents {
 			dirs = append(dirs, dir)
 		}
 	}
 	return dirs
 }
 
-// absolutePath returns env (nil: ralph's own) with the relative
-// directories left out of its $PATH; nil when env is nil and has none. A
-// $PATH left with none at all is left out: an empty one is the current
-// directory to a shell, and sh without one searches its default
-// directories.
-func absolutePath(env []string) []string {
+// outsidePath returns env (nil: ralph's own) with the directories the
+// agent can write left out of its $PATH (see WorkPath); nil when env is
+// nil and has none. A $PATH left with none at all is left out: an empty
+// one is the current directory to a shell, and sh without one searches
+// its default directories.
+func outsidePath(env []string, dir string) []string {
 	base := env
 	if base == nil {
 		base = os.Environ()
 	}
-	if len(RelativePath(base)) == 0 {
+	if len(WorkPath(base, dir)) == 0 {
 		return env
 	}
+	w := workDirOf(dir)
 	clean := make([]string, 0, len(base))
 	for _, kv := range base {
 		path, ok := strings.CutPrefix(kv, "PATH=")
 		if !ok {
 			clean = append(clean, kv)
-		} else if dirs := pathDirs(path, true); len(dirs) > 0 {
+		} else if dirs := pathDirs(path, w, false); len(dirs) > 0 {
 			clean = append(clean, "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
 		}
 	}

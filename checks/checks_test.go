@@ -415,7 +415,22 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func TestRelativePath(t *testing.T) {
+func TestWorkPath(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "proj")
+	for _, d := range []string{"proj/node_modules/.bin", "proj2/bin", "tools"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link to the work directory, and one to a directory in it.
+	if err := os.Symlink(work, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(work, "node_modules"), filepath.Join(root, "tools", "nm")); err != nil {
+		t.Fatal(err)
+	}
+	in := func(p string) string { return filepath.Join(root, p) }
 	tests := []struct {
 		env  []string
 		want []string
@@ -427,20 +442,31 @@ func TestRelativePath(t *testing.T) {
 		{[]string{"PATH=~/bin:bin:/bin:bin"}, []string{"~/bin", "bin"}},
 		{[]string{"PATH=/bin", "PATH=.:/bin"}, []string{"."}},
 		{[]string{"MYPATH=bin"}, nil},
+		// Absolute, in the work directory: as written, not clean, through
+		// a link, and not there yet.
+		{[]string{"PATH=" + in("proj/node_modules/.bin") + ":/usr/bin"}, []string{in("proj/node_modules/.bin")}},
+		{[]string{"PATH=/usr/bin:" + in("proj")}, []string{in("proj")}},
+		{[]string{"PATH=" + in("proj2/../proj/bin/") + ":" + in("proj2/bin")}, []string{in("proj2/../proj/bin/")}},
+		{[]string{"PATH=" + in("link/node_modules/.bin") + ":" + in("tools/nm/.bin") + ":" + in("tools")}, []string{in("link/node_modules/.bin"), in("tools/nm/.bin")}},
+		{[]string{"PATH=" + in("link/new/bin") + ":" + in("tools/nm/new")}, []string{in("link/new/bin"), in("tools/nm/new")}},
+		// Beside it, or above it, the agent does not write.
+		{[]string{"PATH=" + in("proj2/bin") + ":" + root + ":" + in("tools")}, nil},
 	}
 	for _, tt := range tests {
-		if got := RelativePath(tt.env); !slices.Equal(got, tt.want) {
-			t.Errorf("RelativePath(%q) = %q, want %q", tt.env, got, tt.want)
+		if got := WorkPath(tt.env, work); !slices.Equal(got, tt.want) {
+			t.Errorf("WorkPath(%q, %q) = %q, want %q", tt.env, work, got, tt.want)
 		}
 	}
 }
 
-// TestWithoutRelativePath runs checks with programs of the agent's where a
-// relative directory of $PATH would find them: in ./bin, and in the work
-// directory itself (an empty entry). The checks do not find them.
-func TestWithoutRelativePath(t *testing.T) {
+// TestWithoutWorkPath runs checks with programs of the agent's where a
+// directory of $PATH that is relative or in the work directory would find
+// them: in ./bin, in node_modules/.bin by its absolute path, and in the
+// work directory itself (an empty entry, or its absolute path). The checks
+// do not find them.
+func TestWithoutWorkPath(t *testing.T) {
 	o := options(t)
-	for _, name := range []string{"bin/tool", "tool"} {
+	for _, name := range []string{"bin/tool", "tool", "node_modules/.bin/tool"} {
 		path := filepath.Join(o.Dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -455,6 +481,8 @@ func TestWithoutRelativePath(t *testing.T) {
 		{"/usr/bin::/bin", "none\n/usr/bin:/bin\n"},
 		{"/usr/bin:/bin:", "none\n/usr/bin:/bin\n"},
 		{"/usr/bin:/bin", "none\n/usr/bin:/bin\n"},
+		{filepath.Join(o.Dir, "node_modules/.bin") + ":/usr/bin:/bin", "none\n/usr/bin:/bin\n"},
+		{"/usr/bin:" + o.Dir + ":/bin", "none\n/usr/bin:/bin\n"},
 	}
 	for _, tt := range tests {
 		o.Env = []string{"PATH=" + tt.path}

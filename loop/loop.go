@@ -62,8 +62,8 @@ type Options struct {
 	// SIGKILL; 0 means the packages' default.
 	Grace time.Duration
 	// Environ is the environment the agent and checks inherit (the checks
-	// without the relative directories of its $PATH: see checks.Run); nil
-	// means os.Environ().
+	// without the directories of its $PATH that the agent can write: see
+	// checks.Run); nil means os.Environ().
 	Environ []string
 	// Jitter spreads a backoff wait; nil means a random ±20%.
 	Jitter func(time.Duration) time.Duration
@@ -1068,8 +1068,8 @@ func (it *iteration) runAgent(ctx context.Context, prompt, storyID string, numbe
 		defer w.Flush()
 		live = w
 	}
-	// The agent keeps the relative directories of $PATH that the checks
-	// run without (see checks.Run): they are there for the project's
+	// The agent keeps the directories of $PATH that the checks run
+	// without (see checks.Run): they are there for the project's
 	// tools (./node_modules/.bin), and give the agent nothing it lacks, as
 	// it can run what it writes by its path anyway. Only what judges its
 	// work must not be the agent's to choose.
@@ -1305,24 +1305,25 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 	}
 }
 
-// relativePath warns of the relative directories of $PATH, which the
-// checks run without (see checks.Run): a check that needs a program from
-// one fails, and this says why and what to do. "" when there are none.
-func (o *Options) relativePath() string {
-	rel := checks.RelativePath(o.environ())
-	if len(rel) == 0 {
+// workPath warns of the directories of $PATH that are relative or in the
+// work directory, which the checks run without (see checks.Run): a check
+// that needs a program from one fails, and this says why and what to do.
+// "" when there are none.
+func (o *Options) workPath() string {
+	found := checks.WorkPath(o.environ(), o.Dir)
+	if len(found) == 0 {
 		return ""
 	}
-	shown := make([]string, len(rel))
-	for i, dir := range rel {
+	shown := make([]string, len(found))
+	for i, dir := range found {
 		shown[i] = strconv.Quote(dir)
 		if dir == "" {
 			shown[i] += " (the current directory)"
 		}
 	}
-	return fmt.Sprintf(plural.Of(len(rel),
-		"PATH has a relative directory (%s): the checks run without it, as the agent could put programs there; put it in PATH as an absolute path if the checks need it",
-		"PATH has relative directories (%s): the checks run without them, as the agent could put programs there; put them in PATH as absolute paths if the checks need them"),
+	return fmt.Sprintf(plural.Of(len(found),
+		"PATH has a directory that is relative or in the work directory (%s): the checks run without it, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers",
+		"PATH has directories that are relative or in the work directory (%s): the checks run without them, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers"),
 		strings.Join(shown, ", "))
 }
 
@@ -1865,7 +1866,7 @@ func Checks(ctx context.Context, o Options, storyID string) ([]checks.Result, er
 	}
 	// A check that needs a program from such a directory fails here as
 	// in the loop: this says why.
-	if w := o.relativePath(); w != "" {
+	if w := o.workPath(); w != "" {
 		o.warn("%s", w)
 	}
 	results := checks.Run(ctx, storyChecks(o.Config.Checks, story), o.checkOptions(0, storyID))

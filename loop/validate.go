@@ -207,7 +207,7 @@ func (w *conflictWatch) Write(p []byte) (int, error) {
 // the start of `ralph loop` and for `ralph validate`.
 func (o *Options) configWarnings(ctx context.Context) []string {
 	ws := o.unreported()
-	if w := o.relativePath(); w != "" {
+	if w := o.workPath(); w != "" {
 		ws = append(ws, w)
 	}
 	switch {

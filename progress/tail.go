@@ -33,7 +33,8 @@ func Tail(path string, n int) ([]Entry, error) {
 		return nil, nil
 	}
 	var entries []Entry
-	err := tailFunc(path, 0, min(n*entrySize, blockSize), func(e Entry) bool {
+	// n is the person's (`ralph log -n`): n*entrySize may overflow.
+	err := tailFunc(path, 0, min(n, blockSize/entrySize)*entrySize, func(e Entry) bool {
 		entries = append(entries, e)
 		return len(entries) < n
 	})

@@ -3,6 +3,7 @@ package progress
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,6 +75,9 @@ func TestTail(t *testing.T) {
 		{"torn last", small[:5], torn, 2, 64, []int{4, 5}},
 		{"torn without newline before", small[:3], "junk without newline", 1, 16, []int{3}},
 		{"no entries", nil, "", 5, 64, nil},
+		// ralph log -n takes any number: n times an entry's size overflows.
+		{"n of 2^52", small[:4], "", 1 << 52, 64, []int{1, 2, 3, 4}},
+		{"n of MaxInt", small[:4], "", math.MaxInt, 64, []int{1, 2, 3, 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -304,11 +305,19 @@ func parseUsage(e *Entry, v string) {
 				e.OutputTokens = n
 			}
 		} else if s, ok := strings.CutPrefix(part, "$"); ok {
-			if c, err := strconv.ParseFloat(s, 64); err == nil {
+			if c, ok := parseCost(s); ok {
 				e.CostUSD, e.CostKnown = c, true
 			}
 		}
 	}
+}
+
+// parseCost reads a cost in dollars: a finite number of at least 0, as
+// ralph writes one. ParseFloat takes "NaN" and "Inf" as well, which no
+// JSON output can hold and no budget can be compared with.
+func parseCost(s string) (float64, bool) {
+	c, err := strconv.ParseFloat(s, 64)
+	return c, err == nil && c >= 0 && !math.IsInf(c, 0)
 }
 
 // parseCheck reads "NAME · pass|fail|skip · DUR[ · optional][ · timed
@@ -380,7 +389,7 @@ func parseTotals(t *Totals, v string) {
 				t.Tokens = n
 			}
 		case "cost":
-			if c, err := strconv.ParseFloat(strings.TrimPrefix(value, "$"), 64); err == nil {
+			if c, ok := parseCost(strings.TrimPrefix(value, "$")); ok {
 				t.CostUSD = c
 			}
 		case "elapsed":

@@ -182,3 +182,22 @@ func equalEntry(a, b Entry) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// TestParseCostNotFinite: a cost that is no finite amount ("NaN", "Inf",
+// below 0) is no cost: JSON holds none of them, and no budget compares
+// with NaN.
+func TestParseCostNotFinite(t *testing.T) {
+	for _, c := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "infinity", "-1", "1e309"} {
+		text := "=== ralph iteration 5 · A · retry ===\n" +
+			"usage: 3 input tokens · 4 output tokens · $" + c + "\n" +
+			"totals: iterations 5 · tokens 7 · cost $" + c + "\n" +
+			"=== end of iteration 5 ===\n"
+		_, entries, _, err := Parse(strings.NewReader(text))
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("$%s: got %d entries, %v; want 1", c, len(entries), err)
+		}
+		if e := entries[0]; e.CostKnown || e.CostUSD != 0 || e.Totals.CostUSD != 0 || e.InputTokens != 3 || e.Totals.Tokens != 7 {
+			t.Errorf("$%s: cost %v (known %v), totals' %v; want none", c, e.CostUSD, e.CostKnown, e.Totals.CostUSD)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/plural"
+	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/loop"
 	"github.com/ralph-harness/ralph/prd"
 )
@@ -89,7 +90,7 @@ func checkAddFlags(c *cli.Context) error {
 	if id == "" {
 		errs = append(errs, errors.New("--id is required"))
 	} else if err := prd.CheckID(id); err != nil {
-		errs = append(errs, fmt.Errorf("--id %q: %w", id, err))
+		errs = append(errs, fmt.Errorf("--id %q: %w", textcut.Head(id, prd.MaxID, "…"), err))
 	}
 	if strings.TrimSpace(c.String("title")) == "" {
 		errs = append(errs, errors.New("--title is required"))

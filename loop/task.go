@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
 )
@@ -122,7 +123,7 @@ type NewStory struct {
 func AddStory(o Options, n NewStory) (StoryDetail, error) {
 	var errs []error
 	if err := prd.CheckID(n.ID); err != nil {
-		errs = append(errs, fmt.Errorf("id %q: %w", n.ID, err))
+		errs = append(errs, fmt.Errorf("id %q: %w", textcut.Head(n.ID, prd.MaxID, "…"), err))
 	}
 	if strings.TrimSpace(n.Title) == "" {
 		errs = append(errs, errors.New("title: empty"))

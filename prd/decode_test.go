@@ -274,6 +274,13 @@ prd.json:1:101: userStories[1].answers[1].question: want a string, got number`,
 				"prd.json: dependsOn cycle: userStories[0] -> B -> userStories[0]",
 		},
 		{
+			// RALPH_TASK_ID holds it, and Linux takes no string over
+			// 128 KiB into a program's environment.
+			name: "id too long",
+			data: `{"userStories": [{"id": "` + strings.Repeat("A", 200000) + `", "title": "a"}, {"id": "` + strings.Repeat("B", 256) + `", "title": "b"}]}`,
+			want: `prd.json: userStories[0]: id "` + strings.Repeat("A", 253) + `…": is 200000 bytes long; an id is at most 256`,
+		},
+		{
 			name: "id with a newline",
 			data: `{"userStories": [{"id": "US\n1", "title": "a"}]}`,
 			want: `prd.json: userStories[0]: id "US\n1": contains a space or a control character`,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
 // validate checks what the types alone cannot: ids, titles, dependencies,
@@ -197,7 +199,7 @@ func storyProblems(s *Story, i int, mistyped map[member]bool, dups map[string]bo
 	case s.ID == "":
 		add("%s: missing id", name(i))
 	case idErr != nil:
-		add("userStories[%d]: id %q: %v", i, s.ID, idErr)
+		add("userStories[%d]: id %q: %v", i, textcut.Head(s.ID, MaxID, "…"), idErr)
 	case dups[s.ID] && first(i) != i:
 		add("userStories[%d]: duplicate id %q (first at userStories[%d])", i, s.ID, first(i))
 	}
@@ -330,16 +332,24 @@ func isControl(r rune) bool {
 		'\u202A' <= r && r <= '\u202E' || '\u2066' <= r && r <= '\u2069'
 }
 
+// MaxID is the longest id a story may have, in bytes.
+const MaxID = 256
+
 // CheckID says what is wrong with id as a story's id, or nil: it must be
 // a word, not empty and with no space or control character in it, as the
-// commands take ids and the ledger writes them in its lines.
+// commands take ids and the ledger writes them in its lines, and at most
+// MaxID bytes long.
 func CheckID(id string) error {
-	if id != "" && isWord(id) {
+	if id != "" && len(id) <= MaxID && isWord(id) {
 		return nil
 	}
 	switch {
 	case id == "":
 		return errors.New("empty")
+	case len(id) > MaxID:
+		// It goes into the agent's environment (RALPH_TASK_ID), where
+		// Linux takes no string over 128 KiB, and into every prompt.
+		return fmt.Errorf("is %d bytes long; an id is at most %d", len(id), MaxID)
 	case !utf8.ValidString(id):
 		// Saved, it would read back as another id (U+FFFD for each bad byte).
 		return errors.New("is not UTF-8 text")

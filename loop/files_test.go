@@ -305,12 +305,7 @@ func TestProjectFilesIgnoredProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, f := range files {
-		names = append(names, f.name)
-	}
-	slices.Sort(names)
-	if want := []string{".gitignore", "acceptance/check.sh", "acceptance/more.sh", "app.txt"}; !slices.Equal(names, want) {
+	if names, want := sortedNames(files), []string{".gitignore", "acceptance/check.sh", "acceptance/more.sh", "app.txt"}; !slices.Equal(names, want) {
 		t.Errorf("projectFiles = %q, want %q", names, want)
 	}
 	s, err := takeFiles(ctx, o, false, nil)
@@ -325,6 +320,16 @@ func TestProjectFilesIgnoredProtected(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(work, "acceptance/check.sh")); string(data) != "exit 1" {
 		t.Errorf("acceptance/check.sh = %q after the guard, want %q", data, "exit 1")
 	}
+}
+
+// sortedNames are the names of files, sorted.
+func sortedNames(files []fileInfo) []string {
+	var names []string
+	for _, f := range files {
+		names = append(names, f.name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // writeTestFile writes data to path, making its directories.
@@ -353,11 +358,7 @@ func TestProtectedFilesEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, f := range files {
-			names = append(names, f.name)
-		}
-		slices.Sort(names)
+		names := sortedNames(files)
 		want := []string{"build/b.sql", "db/a.sql"}
 		if ignored {
 			want = want[:1]

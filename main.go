@@ -70,7 +70,8 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 	// until ralph exits, so that its last words into a closed pipe (an
 	// error, with 2>&1) do not end it with 141 in place of its own exit
 	// status. Caught, it is at its default again in the programs ralph
-	// starts. The loop takes it as a stop besides (see signalContext).
+	// starts. (The loop stops when its reader is gone, but it learns that
+	// from its own writes, not from SIGPIPE: see signalContext.)
 	signal.Notify(pipeSignals, syscall.SIGPIPE)
 	stdout, stderr = newOutlet(stdout), newOutlet(stderr)
 	app := newApp(stdout, stderr, e)
@@ -118,7 +119,7 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 		ctx, stop := signalContext(c.Context, func() {
 			stopOutput(c.App.Writer)
 			stopOutput(c.App.ErrWriter)
-		})
+		}, readerLeft(c.App.Writer), readerLeft(c.App.ErrWriter))
 		defer stop()
 		c.Context = ctx
 		return action(c)
@@ -127,8 +128,10 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 
 // signalContext returns a child of parent that the first signal cancels,
 // as stopsOnSignal says, after calling first, and the function that stops
-// taking signals.
-func signalContext(parent context.Context, first func()) (context.Context, func()) {
+// taking signals. Each channel of left is closed once the reader of one of
+// ralph's outputs is gone (see readerLeft), which stops ralph as a first
+// signal does.
+func signalContext(parent context.Context, first func(), left ...<-chan struct{}) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
 	// A hangup or a Ctrl-C ralph was started ignoring stays ignored: under
@@ -148,11 +151,28 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 	}
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
 	// ralph as a first signal does: the loop would otherwise go on with no
-	// one to see it. Every such write after it raises the signal again,
-	// and is no second one.
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
+	// one to see it. It is the write's EPIPE that says so, not SIGPIPE:
+	// caught, SIGPIPE comes for a write into any pipe, the agent's stdin
+	// included when the agent exits without reading its prompt, which is
+	// the agent's business. The reader's going is no second signal.
 	done := make(chan struct{})
+	pipes := make(chan struct{})
+	for _, l := range left {
+		if l == nil {
+			continue
+		}
+		go func() {
+			select {
+			case <-l:
+			case <-done:
+				return
+			}
+			select {
+			case pipes <- struct{}{}:
+			case <-done:
+			}
+		}()
+	}
 	go func() {
 		for asked := 0; ; {
 			select {
@@ -172,9 +192,6 @@ func signalContext(parent context.Context, first func()) (context.Context, func(
 			}
 		}
 	}()
-	// SIGPIPE stays caught after, as run has it: ralph's last words into a
-	// closed pipe (`ralph: stopped: …` with 2>&1) must not end it with 141
-	// in place of its own exit status.
 	return ctx, func() {
 		signal.Stop(sigs)
 		signal.Stop(dropped)

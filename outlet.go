@@ -41,6 +41,8 @@ type outlet struct {
 	done     chan error
 	stopping chan struct{}
 	stopOnce sync.Once
+	left     chan struct{} // closed once a write finds the reader gone
+	leftOnce sync.Once
 }
 
 // newOutlet returns w as an outlet when it is a file whose reader can
@@ -64,7 +66,7 @@ func newOutlet(w io.Writer) io.Writer {
 		// tee, a script), which reads more at a time.
 		proc.GrowPipe(f)
 	}
-	o := &outlet{f: f, tty: tty, todo: make(chan []byte), done: make(chan error), stopping: make(chan struct{})}
+	o := &outlet{f: f, tty: tty, todo: make(chan []byte), done: make(chan error), stopping: make(chan struct{}), left: make(chan struct{})}
 	go func() {
 		for p := range o.todo {
 			_, err := f.Write(p)
@@ -102,6 +104,9 @@ func (o *outlet) Write(p []byte) (int, error) {
 
 func (o *outlet) result(p []byte, err error) (int, error) {
 	if err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			o.leftOnce.Do(func() { close(o.left) })
+		}
 		if readerGone(err, o.tty) {
 			return 0, &readerGoneError{err: err}
 		}
@@ -143,6 +148,18 @@ func stopOutput(w io.Writer) {
 	if o, ok := w.(*outlet); ok {
 		o.stop()
 	}
+}
+
+// readerLeft returns a channel that is closed once a write to w, an
+// outlet, finds its reader gone (EPIPE: a pipe or a socket), and nil, which
+// is never ready, for any other w. A terminal that hung up is no reader
+// gone here: its SIGHUP says so, unless ralph was started ignoring it, to
+// outlive the terminal.
+func readerLeft(w io.Writer) <-chan struct{} {
+	if o, ok := w.(*outlet); ok {
+		return o.left
+	}
+	return nil
 }
 
 // fileOf returns the file under an outlet, and any other writer as it is.

@@ -119,7 +119,7 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 		ctx, stop := signalContext(c.Context, func() {
 			stopOutput(c.App.Writer)
 			stopOutput(c.App.ErrWriter)
-		}, readerLeft(c.App.Writer), readerLeft(c.App.ErrWriter))
+		}, c.App.Writer, c.App.ErrWriter)
 		defer stop()
 		c.Context = ctx
 		return action(c)
@@ -128,10 +128,9 @@ func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 
 // signalContext returns a child of parent that the first signal cancels,
 // as stopsOnSignal says, after calling first, and the function that stops
-// taking signals. Each channel of left is closed once the reader of one of
-// ralph's outputs is gone (see readerLeft), which stops ralph as a first
-// signal does.
-func signalContext(parent context.Context, first func(), left ...<-chan struct{}) (context.Context, func()) {
+// taking signals. The reader of one of outs, ralph's outputs, gone (see
+// readerLeft) stops ralph as a first signal does.
+func signalContext(parent context.Context, first func(), outs ...io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 1)
 	// A hangup or a Ctrl-C ralph was started ignoring stays ignored: under
@@ -151,13 +150,15 @@ func signalContext(parent context.Context, first func(), left ...<-chan struct{}
 	}
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
 	// ralph as a first signal does: the loop would otherwise go on with no
-	// one to see it. It is the write's EPIPE that says so, not SIGPIPE:
-	// caught, SIGPIPE comes for a write into any pipe, the agent's stdin
-	// included when the agent exits without reading its prompt, which is
-	// the agent's business. The reader's going is no second signal.
+	// one to see it. It is the write's EPIPE that says so, or a look while
+	// ralph writes nothing (see readerLeft), not SIGPIPE: caught, SIGPIPE
+	// comes for a write into any pipe, the agent's stdin included when the
+	// agent exits without reading its prompt, which is the agent's
+	// business. The reader's going is no second signal.
 	done := make(chan struct{})
 	pipes := make(chan struct{})
-	for _, l := range left {
+	for _, out := range outs {
+		l := readerLeft(out, done)
 		if l == nil {
 			continue
 		}

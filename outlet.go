@@ -11,6 +11,10 @@ import (
 	"github.com/ralph-harness/ralph/internal/proc"
 )
 
+// readerPoll is how often ralph looks whether the reader of its output is
+// gone while it writes nothing (see readerLeft).
+const readerPoll = 250 * time.Millisecond
+
 // outletGrace is how long a write may block once ralph is stopping before
 // the output is given up.
 const outletGrace = 2 * time.Second
@@ -105,7 +109,7 @@ func (o *outlet) Write(p []byte) (int, error) {
 func (o *outlet) result(p []byte, err error) (int, error) {
 	if err != nil {
 		if errors.Is(err, syscall.EPIPE) {
-			o.leftOnce.Do(func() { close(o.left) })
+			o.leave()
 		}
 		if readerGone(err, o.tty) {
 			return 0, &readerGoneError{err: err}
@@ -150,17 +154,45 @@ func stopOutput(w io.Writer) {
 	}
 }
 
-// readerLeft returns a channel that is closed once a write to w, an
-// outlet, finds its reader gone (EPIPE: a pipe or a socket), and nil, which
-// is never ready, for any other w. A terminal that hung up is no reader
-// gone here: its SIGHUP says so, unless ralph was started ignoring it, to
+// readerLeft returns a channel that is closed once the reader of w, an
+// outlet into a pipe or a socket, is gone, and nil, which is never ready,
+// for any other w. A write that fails with EPIPE says so; where the system
+// tells without a write, so does a look every readerPoll, until done is
+// closed: ralph may write nothing for hours while it watches for changes,
+// waits out a rate limit or runs a silent agent, and a script that had what
+// it wanted from it (`ralph loop --watch --json | grep -m1 waiting`) would
+// wait as long for it to end. A terminal that hung up is no reader gone
+// here: its SIGHUP says so, unless ralph was started ignoring it, to
 // outlive the terminal.
-func readerLeft(w io.Writer) <-chan struct{} {
-	if o, ok := w.(*outlet); ok {
-		return o.left
+func readerLeft(w io.Writer, done <-chan struct{}) <-chan struct{} {
+	o, ok := w.(*outlet)
+	if !ok || o.tty {
+		return nil
 	}
-	return nil
+	if proc.SeesReaderGone {
+		go func() {
+			tick := time.NewTicker(readerPoll)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					if proc.ReaderGone(o.f) {
+						o.leave()
+						return
+					}
+				case <-o.left:
+					return
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	return o.left
 }
+
+// leave says that the reader of o is gone.
+func (o *outlet) leave() { o.leftOnce.Do(func() { close(o.left) }) }
 
 // fileOf returns the file under an outlet, and any other writer as it is.
 func fileOf(w io.Writer) io.Writer {

@@ -20,7 +20,7 @@ func TestSignalContextOtherPipe(t *testing.T) {
 	}
 	defer w.Close()
 	out := newOutlet(w)
-	ctx, stop := signalContext(context.Background(), func() {}, readerLeft(out))
+	ctx, stop := signalContext(context.Background(), func() {}, out)
 	defer stop()
 
 	ar, aw, err := os.Pipe()

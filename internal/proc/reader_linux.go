@@ -6,6 +6,9 @@ import (
 	"unsafe"
 )
 
+// SeesReaderGone says that ReaderGone tells a reader gone without a write.
+const SeesReaderGone = true
+
 // ReaderGone reports whether w is the write end of a pipe whose read end
 // is closed, or a socket whose peer is gone: a write to it would fail with
 // EPIPE. It asks poll(2) for no event at all, which still reports those

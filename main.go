@@ -99,8 +99,8 @@ func printJSON(w io.Writer, v any, indent bool) error {
 	return enc.Encode(v)
 }
 
-// stopsOnSignal runs action with a context that the first SIGINT, SIGTERM
-// or SIGHUP cancels: the loop stops the agent gracefully (SIGINT to its
+// stopsOnSignal runs action with a context that the first SIGINT, SIGTERM,
+// SIGHUP or SIGQUIT cancels: the loop stops the agent gracefully (SIGINT to its
 // process group, SIGKILL after a grace period), records the iteration as
 // interrupted and exits 130. Every further signal kills the process group of
 // every child at once: someone who asks twice (Ctrl-C, Ctrl-C) does not want
@@ -136,12 +136,16 @@ func signalContext(parent context.Context, first func(), outs ...io.Writer) (con
 	// A hangup or a Ctrl-C ralph was started ignoring stays ignored: under
 	// nohup it outlives the terminal, and as a background job of a script
 	// (which ignores Ctrl-C for it) it goes on when Ctrl-C stops the
-	// script. (Go keeps only those two ignored as it starts: SIGTERM always
-	// stops ralph.) Such a signal is caught and dropped rather than left
+	// script. (Go keeps only those two ignored as it starts: SIGTERM and
+	// SIGQUIT always stop ralph.) Such a signal is caught and dropped rather than left
 	// ignored, which the agent would inherit: the agent must still stop on
 	// the SIGINT of ralph's own stop.
 	dropped := make(chan os.Signal, 1) // never read: Notify drops what does not fit
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+	// SIGQUIT (Ctrl-\) is a stop as the others are: left to Go, it
+	// would end ralph at once with a dump of its goroutines and exit 2,
+	// which says bad input, with its iteration unrecorded and the agent
+	// left running.
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		if signal.Ignored(sig) {
 			signal.Notify(dropped, sig)
 		} else {

@@ -194,15 +194,23 @@ func hasCommit(ctx context.Context, dir string) bool {
 	return err == nil
 }
 
-// hungUp reports whether a git command ended because a terminal's Ctrl-C
-// or hangup reached it (SIGINT or SIGHUP: ralph stops git with SIGKILL).
+// hungUp reports whether a git command ended because a terminal's Ctrl-C,
+// Ctrl-\ or hangup reached it (SIGINT, SIGQUIT or SIGHUP: ralph stops git
+// with SIGKILL).
 func hungUp(err error) bool {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
 		return false
 	}
 	ws, ok := exit.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGHUP)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	switch ws.Signal() {
+	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }
 
 // detached reports whether the work tree has no branch checked out: its

@@ -27,6 +27,12 @@ func stampOf(path string) (s stamp, ok bool) {
 	if err != nil {
 		return s, false
 	}
+	return stampInfo(info)
+}
+
+// stampInfo is the stamp of info, a file's, when the system says its
+// device and inode.
+func stampInfo(info os.FileInfo) (s stamp, ok bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
 		return s, false
@@ -101,17 +107,15 @@ func (s fileSnapshot) protectedDirs() []string {
 }
 
 // dirStamp is the stamp of the directory at path, symbolic links followed
-// as a check's path to a protected file follows them.
+// as a check's path to a protected file follows them: its device and inode
+// only, which say what directory is there (see stamps.dirs).
 func dirStamp(path string) (s stamp, ok bool) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return s, false
 	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return s, false
-	}
-	return stamp{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+	s, ok = stampInfo(info)
+	return stamp{dev: s.dev, ino: s.ino}, ok
 }
 
 // close ends the watch of the directories.

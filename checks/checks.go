@@ -422,18 +422,27 @@ func outsidePath(env []string, dir string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	if len(WorkPath(base, dir)) == 0 {
-		return env
-	}
 	w := workDirOf(dir)
 	clean := make([]string, 0, len(base))
+	dropped := false
 	for _, kv := range base {
 		path, ok := strings.CutPrefix(kv, "PATH=")
 		if !ok {
 			clean = append(clean, kv)
-		} else if dirs := pathDirs(path, w, false); len(dirs) > 0 {
+			continue
+		}
+		dirs := pathDirs(path, w, false)
+		if len(dirs) == strings.Count(path, string(filepath.ListSeparator))+1 {
+			clean = append(clean, kv) // none the agent can write
+			continue
+		}
+		dropped = true
+		if len(dirs) > 0 {
 			clean = append(clean, "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
 		}
+	}
+	if !dropped {
+		return env
 	}
 	return clean
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ralph-harness/ralph/internal/plural"
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/loop"
 	"github.com/ralph-harness/ralph/progress"
@@ -157,18 +156,15 @@ func follow(c *cli.Context, path string, after int, print func(progress.Entry) e
 	if err != nil {
 		return err
 	}
-	// Without a new entry there is no write to fail: the reader is asked
-	// after at each look instead, or ralph would wait for the loop's next
-	// entry (forever, with no loop running) to learn that it is gone.
-	out, _ := fileOf(c.App.Writer).(*os.File)
+	// Without a new entry there is no write to fail: a reader gone ends
+	// c.Context all the same (see signalContext's readerLeft), or ralph
+	// would wait for the loop's next entry (forever, with no loop running)
+	// to learn that it is gone.
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
 	for {
 		if err := fl.Poll(print); err != nil {
 			return err
-		}
-		if out != nil && proc.ReaderGone(out) {
-			return nil
 		}
 		select {
 		case <-c.Context.Done():

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,7 +103,7 @@ type Options struct {
 // work directory, which the agent writes, and a grep it left in
 // ./node_modules/.bin would pass a check that greps for its work.
 func Run(ctx context.Context, cs []Check, o Options) []Result {
-	o.Env = outsidePath(o.Env, o.Dir)
+	o.Env = OutsidePath(o.Env, o.Dir)
 	if o.TailBytes <= 0 {
 		o.TailBytes = DefaultTailBytes
 	}
@@ -412,12 +413,12 @@ func pathDirs(path string, w workDir, agents bool) []string {
 	return dirs
 }
 
-// outsidePath returns env (nil: ralph's own) with the directories the
+// OutsidePath returns env (nil: ralph's own) with the directories the
 // agent can write left out of its $PATH (see WorkPath); nil when env is
 // nil and has none. A $PATH left with none at all is left out: an empty
 // one is the current directory to a shell, and sh without one searches
 // its default directories.
-func outsidePath(env []string, dir string) []string {
+func OutsidePath(env []string, dir string) []string {
 	base := env
 	if base == nil {
 		base = os.Environ()
@@ -445,6 +446,20 @@ func outsidePath(env []string, dir string) []string {
 		return env
 	}
 	return clean
+}
+
+// LookPath finds the program name as exec.LookPath does, in the
+// directories of ralph's $PATH that the agent cannot write (see
+// WorkPath), for a program ralph runs itself with the work directory dir
+// as its own: a git the agent left in a directory of the project that
+// $PATH names must not list the files ralph guards, or commit its work.
+func LookPath(name, dir string) (string, error) {
+	for _, d := range pathDirs(os.Getenv("PATH"), workDirOf(dir), false) {
+		if path, err := exec.LookPath(filepath.Join(d, name)); err == nil {
+			return path, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 // Verdict says how a check ended in a few words: "pass", "fail, exit 2",

@@ -500,6 +500,47 @@ func TestWithoutWorkPath(t *testing.T) {
 	}
 }
 
+// TestLookPath: a program ralph runs itself is found only in the
+// directories of $PATH that the agent cannot write.
+func TestLookPath(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	for _, path := range []string{
+		filepath.Join(work, "bin/tool"),
+		filepath.Join(work, "tool"),
+		filepath.Join(outside, "tool"),
+		filepath.Join(outside, "plain/tool"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not executable: looked past, as exec.LookPath does.
+	if err := os.Chmod(filepath.Join(outside, "plain/tool"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	tests := []struct{ path, want string }{
+		{filepath.Join(work, "bin") + ":" + outside, filepath.Join(outside, "tool")},
+		{"bin:" + work + "::" + outside, filepath.Join(outside, "tool")},
+		{filepath.Join(outside, "plain") + ":" + outside, filepath.Join(outside, "tool")},
+		{filepath.Join(work, "bin"), ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Setenv("PATH", tt.path)
+		got, err := LookPath("tool", work)
+		if got != tt.want || (err == nil) != (tt.want != "") {
+			t.Errorf("PATH=%s: LookPath = %q, %v; want %q", tt.path, got, err, tt.want)
+		}
+		if err != nil && !errors.Is(err, exec.ErrNotFound) {
+			t.Errorf("PATH=%s: error %v is not exec.ErrNotFound", tt.path, err)
+		}
+	}
+}
+
 // readLog returns the lines the checks appended to the file log in dir.
 func readLog(tb testing.TB, dir string) []string {
 	tb.Helper()

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
@@ -271,14 +272,21 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // gitTo is git with its output streamed to stdout, for an output too large
 // to hold in memory (a file's contents).
 func gitTo(ctx context.Context, dir string, stdout io.Writer, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(gitSafe), args...)...)
+	prog, err := checks.LookPath("git", dir)
+	if err != nil {
+		return fmt.Errorf("git %s: %w", args[0], err)
+	}
+	cmd := exec.CommandContext(ctx, prog, append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
+	// Nor do the programs git runs (a signer, a credential helper) come
+	// from where the agent writes.
+	cmd.Env = checks.OutsidePath(nil, dir)
 	// A program git started (a signer, a filter) may hold its output open
 	// after git is killed: it is left to killOrphans.
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // git itself succeeded; what holds its output is killOrphans' business
 	}

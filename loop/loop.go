@@ -1306,9 +1306,9 @@ func (o *Options) checkOptions(iteration int, storyID string) checks.Options {
 }
 
 // workPath warns of the directories of $PATH that are relative or in the
-// work directory, which the checks run without (see checks.Run): a check
-// that needs a program from one fails, and this says why and what to do.
-// "" when there are none.
+// work directory, which the checks and ralph's git run without (see
+// checks.Run and checks.LookPath): a check that needs a program from one
+// fails, and this says why and what to do. "" when there are none.
 func (o *Options) workPath() string {
 	found := checks.WorkPath(o.environ(), o.Dir)
 	if len(found) == 0 {
@@ -1322,8 +1322,8 @@ func (o *Options) workPath() string {
 		}
 	}
 	return fmt.Sprintf(plural.Of(len(found),
-		"PATH has a directory that is relative or in the work directory (%s): the checks run without it, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers",
-		"PATH has directories that are relative or in the work directory (%s): the checks run without them, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers"),
+		"PATH has a directory that is relative or in the work directory (%s): the checks and ralph's git run without it, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers",
+		"PATH has directories that are relative or in the work directory (%s): the checks and ralph's git run without them, as the agent could put programs there; a check that needs a program of the project's can run it by a path that [guard] protect covers"),
 		strings.Join(shown, ", "))
 }
 

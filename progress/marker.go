@@ -267,9 +267,10 @@ func (l *Ledger) Begin(m Mark) error {
 // Drop records that iteration m, found in flight while it took its
 // baseline (see Mark.Recorded), is over without an entry: it appends the
 // line that drops m's marker, so that the story is no longer taken for
-// running, and syncs it (or queues the sync).
+// running, and syncs it (or queues the sync). The line is all it appends:
+// the marker's digests stay with the marker.
 func (l *Ledger) Drop(m Mark) error {
-	m.Dropped, m.Baseline = true, nil
+	m.Dropped, m.Baseline, m.Guarded = true, nil, nil
 	if err := l.write(func(last []byte, _ bool) []byte {
 		if len(last) > 0 && last[len(last)-1] != '\n' {
 			return append([]byte("\n"), formatMark(m)...)

@@ -403,3 +403,29 @@ func TestDrop(t *testing.T) {
 		t.Errorf("Parse: %d entries, %d torn, %v", len(entries), torn, err)
 	}
 }
+
+// TestDropGuarded: the line that drops a marker keeping the guard's
+// digests is that line alone; the digests stay with the marker.
+func TestDropGuarded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	l := openLedger(t, path)
+	m := takingMark(2)
+	m.Guarded = baselineMark(2).Guarded
+	if err := l.Begin(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Drop(m); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(formatMark(m)) + "=== ralph dropped iteration 2 · US-001 · attempt 2 · baseline checks · 2026-01-02T03:04:05Z ===\n"
+	if string(data) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", data, want)
+	}
+	if got, err := InFlight(path); err != nil || got != nil {
+		t.Errorf("InFlight after Drop = %+v, %v; want none", got, err)
+	}
+}

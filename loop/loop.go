@@ -848,14 +848,28 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 			return berr
 		}
 		started()
-		if err == nil {
+		ran := err == nil // the snapshot was taken: the checks ran
+		if ran {
 			baseline, err = it.takeBaseline(ctx, f, story, before)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return stopf(InterruptedStop, "interrupted during the baseline checks of iteration %d (%s); run `ralph loop` again to run it", number, story.ID)
+			if ctx.Err() == nil {
+				return err
 			}
-			return err
+			// Stopped before any check ran, or after the guard of
+			// the checks undid what they did (takeBaseline returns
+			// the context's error then): the files are as the marker
+			// says, and this ralph ends the iteration itself, as it
+			// records an interrupted agent's, so that an edit of
+			// yours before the next loop is not taken for the
+			// checks'. A guard that failed leaves the iteration to
+			// the next loop, to compare.
+			if !ran || err == ctx.Err() {
+				if err := o.drop(it.ledger, taking); err != nil {
+					return err
+				}
+			}
+			return stopf(InterruptedStop, "interrupted during the baseline checks of iteration %d (%s); run `ralph loop` again to run it", number, story.ID)
 		}
 		unlock = o.lockPRD()
 	}
@@ -1552,12 +1566,13 @@ func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take b
 // takeFiles', and the listing it may take is it.listed. When the
 // snapshot fails (snapErr), the marker is appended all the same, without
 // digests; err is the append's failure.
+//
+// The marker of baseline checks keeps them as the agent's does: the checks
+// run the code the agent wrote, which can change what the guard watches
+// and kill ralph as well as the agent can.
 func (it *iteration) begin(ctx context.Context, m progress.Mark, f *prd.File, text []byte, tests bool) (s snapshot, snapErr, err error) {
 	s, snapErr = takeWatched(ctx, it.o, text, tests, it.listed)
-	// The marker of baseline checks keeps none: a ralph interrupted
-	// during them leaves it in flight after its guard ran, and a person
-	// may well edit harness.toml before the next `ralph loop`.
-	if snapErr == nil && !m.TakingBaseline {
+	if snapErr == nil {
 		// prd.json as the snapshot has it: f, unless it changed since f
 		// was read (the baseline checks ran; a person's `ralph task` edit
 		// meanwhile). The text readStories handed over is f's own: it is not
@@ -1618,7 +1633,9 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 // and the protected files is undone as after any checks (see guardAfter),
 // by before, the snapshot taken with the marker of the checks: the
 // snapshot the agent's guard compares with is taken after them. f is
-// prd.json as the iteration read it.
+// prd.json as the iteration read it. A stop that cuts the checks short
+// makes no baseline: it returns ctx's error, once the guard has undone
+// what they did.
 func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.Story, before snapshot) ([]progress.Check, error) {
 	o := it.o
 	cs := o.baselineChecks()
@@ -1642,8 +1659,8 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		// Cut short, it is no baseline: the iteration is dropped and the
-		// next loop takes it again (see resumeInFlight).
+		// Cut short, it is no baseline: the iteration is dropped (see
+		// run) and the next one takes it again.
 		return nil, ctx.Err()
 	}
 	for i, r := range results {

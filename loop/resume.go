@@ -36,8 +36,15 @@ import (
 //     of a story's first attempt holds the baseline taken before the agent
 //     ran, which the interrupted entry keeps for the attempts that follow.
 //     The marker before those baseline checks is the exception: nothing
-//     ran but them, so no entry is written, and the next iteration takes
-//     the number and the baseline again (a pass is undone all the same).
+//     ran but them, so no entry is written, only a line that drops the
+//     marker, and the next iteration takes the number and the baseline
+//     again (a pass is undone all the same). A ralph stopped by a signal
+//     during them writes that line itself, once their guard has run.
+//   - A ralph killed before its guard looked keeps no copy of what the
+//     agent, or the checks, which run the agent's code, may not change:
+//     the marker keeps digests of it instead (see changedSince), the
+//     marker of baseline checks too, and the next ralph stops for a
+//     person when they differ (see resumeInFlight).
 //   - A kill loses no write; a crash of the machine loses what was not
 //     synced. Each record is synced, in the background and in the order of
 //     the records (package durable), and all of them before Run returns:
@@ -77,12 +84,15 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // o.Dir, as the next `ralph loop` would (see resumeInFlight), before a
 // `ralph task` edit is made: made first, the edit would be among what that
 // loop finds changed since the iteration began, and it would stop to ask
-// about it as it asks about the agent's (exit 5). It does nothing when no
-// iteration is open, a running loop has it, or its marker keeps no
-// digests (one of baseline checks: the next loop asks nothing then). When
-// what ralph guards changed since the iteration began, or the record
-// fails, it only warns: the next `ralph loop` sees to the iteration, and
-// the edit goes on, as recording early only does that loop's work sooner.
+// about it as it asks about the agent's (exit 5). An iteration stopped
+// during its baseline checks is dropped, as that loop would drop it. It
+// does nothing when no iteration is open, a running loop has it, or its
+// marker keeps no digests (the next loop asks nothing then: its snapshot
+// failed, or an older ralph, which kept none for baseline checks, wrote
+// it). When what ralph guards changed since the iteration began, or the
+// record fails, it only warns: the next `ralph loop` sees to the
+// iteration, and the edit goes on, as recording early only does that
+// loop's work sooner.
 // It holds the ledger's lock while it records: a `ralph loop` started
 // meanwhile is refused as if another ran.
 func closeStopped(ctx context.Context, o Options) {
@@ -149,9 +159,12 @@ func (o *Options) removeTemps() {
 
 // resumeInFlight records the iteration that the last ralph started and never
 // recorded, after killing what its agent and checks left running. One
-// stopped during its baseline checks is not recorded (see Mark.Recorded).
-// When what the guard watches changed during the iteration, it stops for
-// a person instead, recording nothing (see changedSince).
+// stopped during its baseline checks is dropped (see Mark.Recorded).
+// When what the guard watches changed during the iteration, its baseline
+// checks included, it stops for a person instead, recording nothing (see
+// changedSince): the checks run the agent's code, which may have changed
+// it and killed ralph as the agent can. A marker of baseline checks that an
+// older ralph wrote keeps no digests, and is dropped without a look.
 func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) error {
 	m, err := progress.InFlight(o.path(ProgressFile))
 	if err != nil || m == nil {
@@ -164,8 +177,12 @@ func (o *Options) resumeInFlight(ctx context.Context, ledger *progress.Ledger) e
 	case err != nil:
 		o.warn("%v", err)
 	case len(changed) > 0 && !o.AcceptChanges:
-		return stopf(NeedsHuman, "iteration %d (%s) was cut short before ralph could check what its agent changed, and files ralph guards are not as they were when the agent began: %s. The agent may have changed them and then stopped ralph; ralph keeps no copy to put back, and cannot tell such a change from yours. Look at them, put back what is not yours and run `ralph loop` again, or keep them all with `ralph loop --accept-changes`",
-			m.Iteration, m.StoryID, strings.Join(changed, ", "))
+		cut, began, who := "before ralph could check what its agent changed", "the agent began", "The agent"
+		if !m.Recorded() {
+			cut, began, who = "during its baseline checks, before ralph could check what they changed", "they began", "The checks run the code the agent wrote, which"
+		}
+		return stopf(NeedsHuman, "iteration %d (%s) was cut short %s, and files ralph guards are not as they were when %s: %s. %s may have changed them and then stopped ralph; ralph keeps no copy to put back, and cannot tell such a change from yours. Look at them, put back what is not yours and run `ralph loop` again, or keep them all with `ralph loop --accept-changes`",
+			m.Iteration, m.StoryID, cut, began, strings.Join(changed, ", "), who)
 	}
 	return o.recordInFlight(ledger, m, changed)
 }
@@ -270,11 +287,11 @@ func (o *Options) recordInFlight(ledger *progress.Ledger, m *progress.Mark, chan
 		o.warn("%s", t)
 	}
 	if !m.Recorded() {
-		if err := ledger.Drop(*m); err != nil {
-			return err
+		if len(changed) > 0 {
+			// No entry to name them in: the warning does.
+			o.warn("kept as they are, as asked (--accept-changes), though they changed during the baseline checks of iteration %d: %s", m.Iteration, strings.Join(changed, ", "))
 		}
-		o.warn("iteration %d (%s) was stopped during its baseline checks, before its agent started: nothing is recorded for it, and the next iteration takes its number", m.Iteration, m.StoryID)
-		return nil
+		return o.drop(ledger, *m)
 	}
 	if len(changed) > 0 {
 		e.AgentNote += "; changed during it, kept as they are (--accept-changes): " + strings.Join(changed, ", ")
@@ -285,6 +302,17 @@ func (o *Options) recordInFlight(ledger *progress.Ledger, m *progress.Mark, chan
 	}
 	o.warn("iteration %d (%s) was cut short: the ralph running it stopped before it ended; recorded it as interrupted", m.Iteration, m.StoryID)
 	o.judged(&e, "the ralph running it stopped before it ended")
+	return nil
+}
+
+// drop ends the iteration m, stopped during its baseline checks, with no
+// entry: it appends the line that drops m's marker (see
+// progress.Ledger.Drop), and says so.
+func (o *Options) drop(ledger *progress.Ledger, m progress.Mark) error {
+	if err := ledger.Drop(m); err != nil {
+		return err
+	}
+	o.warn("iteration %d (%s) was stopped during its baseline checks, before its agent started: nothing is recorded for it, and the next iteration takes its number", m.Iteration, m.StoryID)
 	return nil
 }
 

@@ -119,8 +119,12 @@ func Validate(o Options) (Validation, error) {
 // closes it, or stops for a person first: see resumeInFlight).
 func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 	what, them, next := "started", "it", "records it as interrupted"
+	// Who changed what the guard watches, by the marker's digests: the
+	// agent, or the baseline checks, which run the agent's code.
+	who, began, closing := "the agent changed", "the agent began", "recording"
 	if !m.Recorded() {
 		what, them, next = "started its baseline checks", "them", "drops it (the next iteration takes its number)"
+		who, began, closing = "they changed", "they began", "dropping"
 	}
 	what = fmt.Sprintf("%s: iteration %d (%s) %s", ProgressFile, m.Iteration, m.StoryID, what)
 	switch held, err := progress.Held(o.path(ProgressFile)); {
@@ -129,13 +133,11 @@ func (o *Options) openIteration(m *progress.Mark) (note string, running bool) {
 	case held:
 		return what + ": the ralph loop running in " + o.Dir + " is running " + them, true
 	}
-	if m.Recorded() {
-		switch changed, err := o.changedSince(context.Background(), m); {
-		case err != nil:
-			return fmt.Sprintf("%s and has no entry: ralph was stopped during it, and the next `ralph loop` stops before recording it: %v", what, err), false
-		case len(changed) > 0:
-			return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what the agent changed, and files it guards are not as they were when the agent began: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, strings.Join(changed, ", ")), false
-		}
+	switch changed, err := o.changedSince(context.Background(), m); {
+	case err != nil:
+		return fmt.Sprintf("%s and has no entry: ralph was stopped during %s, and the next `ralph loop` stops before %s it: %v", what, them, closing, err), false
+	case len(changed) > 0:
+		return fmt.Sprintf("%s and has no entry: ralph was stopped before it could check what %s, and files it guards are not as they were when %s: %s. The next `ralph loop` stops for a person (exit 5): put back what is not yours, or keep them all with `ralph loop --accept-changes`", what, who, began, strings.Join(changed, ", ")), false
 	}
 	return what + " and has no entry: ralph was stopped during " + them + ", and the next `ralph loop` " + next, false
 }

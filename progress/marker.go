@@ -27,9 +27,11 @@ import (
 //
 //	=== ralph started iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
 //
-// The marker with the baseline follows it once they end. An iteration
-// stopped before that did nothing yet: the next `ralph loop` records no
-// entry for it, only that it is over,
+// It keeps the guard's digests too (see Mark.Guarded): the checks run the
+// agent's code. The marker with the baseline follows it once they end. An
+// iteration stopped before that did nothing yet: no entry is recorded for
+// it, only that it is over (by the ralph a signal stopped, or else by the
+// next `ralph loop`),
 //
 //	=== ralph dropped iteration 5 · US-002 · attempt 1 · baseline checks · 2026-01-02T03:04:05Z ===
 //
@@ -73,10 +75,11 @@ type Mark struct {
 	// iteration is over, with no entry.
 	Dropped bool
 	// Guarded are digests of what the guard watches, as it was when the
-	// agent began: a ralph killed before its guard looked keeps no copy
-	// to put back, and the next one compares these with the files (see
-	// package loop). They are "guarded:" lines after the marker's, the
-	// digest first.
+	// agent began (or the baseline checks, which run the agent's code): a
+	// ralph killed before its guard looked keeps no copy to put back, and
+	// the next one compares these with the files (see package loop). They
+	// are "guarded:" lines after the marker's, the digest first. A marker
+	// of baseline checks that an older ralph wrote has none.
 	Guarded []Sum
 }
 

@@ -154,11 +154,12 @@ func signalContext(parent context.Context, first func(), outs ...io.Writer) (con
 	}
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
 	// ralph as a first signal does: the loop would otherwise go on with no
-	// one to see it. It is the write's EPIPE that says so, or a look while
-	// ralph writes nothing (see readerLeft), not SIGPIPE: caught, SIGPIPE
-	// comes for a write into any pipe, the agent's stdin included when the
-	// agent exits without reading its prompt, which is the agent's
-	// business. The reader's going is no second signal.
+	// one to see it. It is the write's EPIPE (or a socket's ECONNRESET:
+	// see peerGone) that says so, or a look while ralph writes nothing
+	// (see readerLeft), not SIGPIPE: caught, SIGPIPE comes for a write
+	// into any pipe, the agent's stdin included when the agent exits
+	// without reading its prompt, which is the agent's business. The
+	// reader's going is no second signal.
 	done := make(chan struct{})
 	pipes := make(chan struct{})
 	for _, out := range outs {

@@ -108,7 +108,7 @@ func (o *outlet) Write(p []byte) (int, error) {
 
 func (o *outlet) result(p []byte, err error) (int, error) {
 	if err != nil {
-		if errors.Is(err, syscall.EPIPE) {
+		if peerGone(err) {
 			o.leave()
 		}
 		if readerGone(err, o.tty) {
@@ -120,11 +120,20 @@ func (o *outlet) result(p []byte, err error) (int, error) {
 }
 
 // readerGone reports whether err, a write to an output, says that its
-// reader is gone rather than that output was lost: a pipe whose reader
-// closed it, or a terminal that hung up (on a ralph that outlives it:
-// disowned, or started ignoring SIGHUP). The output was for them.
+// reader is gone rather than that output was lost: a pipe or a socket
+// whose reader closed it (see peerGone), or a terminal that hung up (on a
+// ralph that outlives it: disowned, or started ignoring SIGHUP). The
+// output was for them.
 func readerGone(err error, tty bool) bool {
-	return errors.Is(err, syscall.EPIPE) || tty && errors.Is(err, syscall.EIO)
+	return peerGone(err) || tty && errors.Is(err, syscall.EIO)
+}
+
+// peerGone reports whether err, a write to a pipe or a socket, says that
+// its reader closed it: EPIPE, or ECONNRESET from a socket whose reader
+// reset it (it closed with ralph's output unread, or with SO_LINGER 0),
+// which a write meets once, before EPIPE.
+func peerGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // readerGoneError is a write to an outlet that failed because its reader is
@@ -156,14 +165,14 @@ func stopOutput(w io.Writer) {
 
 // readerLeft returns a channel that is closed once the reader of w, an
 // outlet into a pipe or a socket, is gone, and nil, which is never ready,
-// for any other w. A write that fails with EPIPE says so; where the system
-// tells without a write, so does a look every readerPoll, until done is
-// closed: ralph may write nothing for hours while it watches for changes,
-// waits out a rate limit or runs a silent agent, and a script that had what
-// it wanted from it (`ralph loop --watch --json | grep -m1 waiting`) would
-// wait as long for it to end. A terminal that hung up is no reader gone
-// here: its SIGHUP says so, unless ralph was started ignoring it, to
-// outlive the terminal.
+// for any other w. A write that fails with EPIPE or ECONNRESET (see
+// peerGone) says so; where the system tells without a write, so does a
+// look every readerPoll, until done is closed: ralph may write nothing for
+// hours while it watches for changes, waits out a rate limit or runs a
+// silent agent, and a script that had what it wanted from it (`ralph loop
+// --watch --json | grep -m1 waiting`) would wait as long for it to end. A
+// terminal that hung up is no reader gone here: its SIGHUP says so, unless
+// ralph was started ignoring it, to outlive the terminal.
 func readerLeft(w io.Writer, done <-chan struct{}) <-chan struct{} {
 	o, ok := w.(*outlet)
 	if !ok || o.tty {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -68,12 +69,17 @@ last 10 entries; -n 0 shows only new ones.`,
 			out := bufio.NewWriter(c.App.Writer)
 			print := entryPrinter(out, c.Bool("full"), c.Bool("json"))
 			printed, after := 0, 0
-			err := eachEntry(path, n, func(e progress.Entry) error {
+			err := eachEntry(c.Context, path, n, func(e progress.Entry) error {
 				printed, after = printed+1, e.Iteration
 				return print(e)
 			})
 			if ferr := out.Flush(); err == nil {
 				err = ferr
+			}
+			if errors.Is(err, context.Canceled) {
+				// A signal, or the reader gone, before the ledger's end:
+				// log ends as -f does, with exit 0.
+				return nil
 			}
 			// A reader gone (`ralph log | head`) has what it wanted: exit 0
 			// (see exitCode).
@@ -112,10 +118,12 @@ last 10 entries; -n 0 shows only new ones.`,
 // eachEntry calls fn for each of the last n complete entries of the ledger
 // at path, or for all of them when n < 0, oldest first. All of them are
 // read as they come, one at a time: a ledger of a million entries is
-// printed in the memory of one, and its first lines come at once.
-func eachEntry(path string, n int, fn func(progress.Entry) error) error {
+// printed in the memory of one, and its first lines come at once. Once ctx
+// is done, it stops and returns ctx's error (see untilDone).
+func eachEntry(ctx context.Context, path string, n int, fn func(progress.Entry) error) error {
+	fn = untilDone(ctx, fn)
 	if n >= 0 {
-		entries, err := progress.Tail(path, n)
+		entries, err := progress.TailContext(ctx, path, n)
 		if err != nil {
 			return err
 		}
@@ -148,6 +156,18 @@ func eachEntry(path string, n int, fn func(progress.Entry) error) error {
 	return nil
 }
 
+// untilDone returns fn, which returns ctx's error instead once ctx is
+// done: a signal must not wait for the end of a long ledger, nor for the
+// end of a pipe's worth of its entries.
+func untilDone(ctx context.Context, fn func(progress.Entry) error) func(progress.Entry) error {
+	return func(e progress.Entry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(e)
+	}
+}
+
 // follow prints the entries appended to the ledger after iteration after,
 // until the command is interrupted or the reader of its output is gone
 // (`ralph log -f | head -1`): that is how it ends, so it is no error.
@@ -162,8 +182,11 @@ func follow(c *cli.Context, path string, after int, print func(progress.Entry) e
 	// to learn that it is gone.
 	tick := time.NewTicker(followInterval)
 	defer tick.Stop()
+	print = untilDone(c.Context, print)
 	for {
-		if err := fl.Poll(print); err != nil {
+		if err := fl.Poll(print); errors.Is(err, context.Canceled) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		select {

@@ -3,6 +3,7 @@ package progress
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,15 +30,28 @@ const entrySize = 2 << 10
 // size of the entries returned, not on the size of the file. A missing file
 // holds no entries.
 func Tail(path string, n int) ([]Entry, error) {
+	return TailContext(context.Background(), path, n)
+}
+
+// TailContext is Tail that gives up once ctx is done, returning its error:
+// a person's large n (`ralph log -n 1000000`) reads a long ledger whole,
+// which a signal must not have to wait out.
+func TailContext(ctx context.Context, path string, n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	var entries []Entry
 	// n is the person's (`ralph log -n`): n*entrySize may overflow.
 	err := tailFunc(path, 0, min(n, blockSize/entrySize)*entrySize, func(e Entry) bool {
+		if ctx.Err() != nil {
+			return false
+		}
 		entries = append(entries, e)
 		return len(entries) < n
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package progress
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -114,6 +116,26 @@ func TestTailZero(t *testing.T) {
 	path := writeLedger(t, "", []Entry{entryN(1)}, "")
 	if entries, err := Tail(path, 0); entries != nil || err != nil {
 		t.Errorf("Tail(0) = %v, %v; want no entries, no error", iterations(entries), err)
+	}
+}
+
+// TestTailContext: a TailContext whose context is done reads no further
+// and returns the context's error; otherwise it is Tail.
+func TestTailContext(t *testing.T) {
+	var all []Entry
+	for i := 1; i <= 300; i++ {
+		all = append(all, entryN(i))
+	}
+	path := writeLedger(t, "", all, "")
+	entries, err := TailContext(context.Background(), path, 250)
+	if err != nil || len(entries) != 250 || entries[0].Iteration != 51 || entries[249].Iteration != 300 {
+		t.Errorf("TailContext(250) = %v, %v; want 51 to 300", iterations(entries), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	entries, err = TailContext(ctx, path, 250)
+	if !errors.Is(err, context.Canceled) || entries != nil {
+		t.Errorf("TailContext(250) cancelled = %v, %v; want no entries, %v", iterations(entries), err, context.Canceled)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +39,9 @@ const (
 	exitStalled     = 4
 	exitNeedsHuman  = 5
 	exitInterrupted = 130
+	// exitQuit is how SIGQUIT ends the commands that do not stop on
+	// signals (see endOnQuit): as a shell reports a program it ended.
+	exitQuit = 128 + 3
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -73,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 	// starts. (The loop stops when its reader is gone, but it learns that
 	// from its own writes, not from SIGPIPE: see signalContext.)
 	signal.Notify(pipeSignals, syscall.SIGPIPE)
+	endOnQuit()
 	stdout, stderr = newOutlet(stdout), newOutlet(stderr)
 	app := newApp(stdout, stderr, e)
 	err := app.RunContext(context.Background(), args)
@@ -86,6 +92,34 @@ func run(args []string, stdout, stderr io.Writer, e env) int {
 // pipeSignals is where SIGPIPE is caught to be dropped (see run): never
 // read, Notify drops what does not fit.
 var pipeSignals = make(chan os.Signal, 1)
+
+// quitSignals is where SIGQUIT comes while ralph runs (see endOnQuit).
+var quitSignals = make(chan os.Signal, 1)
+
+// quitStops counts the signalContexts that take SIGQUIT as a stop.
+var quitStops atomic.Int32
+
+var quitOnce sync.Once
+
+// endOnQuit makes SIGQUIT (Ctrl-\) end ralph at once with exitQuit, as
+// SIGINT and SIGTERM end it, while no signalContext takes it as a stop: the
+// commands that do not stop on signals (see stopsOnSignal) end as any
+// program ends on it, even while they wait for a lock. Left to Go, it
+// would end them with a dump of ralph's goroutines and exit 2, which says
+// bad input. It exits as the signal would kill ralph: no deferred call
+// runs.
+func endOnQuit() {
+	quitOnce.Do(func() {
+		signal.Notify(quitSignals, syscall.SIGQUIT)
+		go func() {
+			for range quitSignals {
+				if quitStops.Load() == 0 {
+					os.Exit(exitQuit)
+				}
+			}
+		}()
+	})
+}
 
 // printJSON writes v to w as every --json output of ralph is written: a
 // whole document indented, an element of a stream on one line, and in
@@ -109,9 +143,10 @@ func printJSON(w io.Writer, v any, indent bool) error {
 //
 // Only the commands that watch their context and have something to finish
 // (children to stop, a record to write) take the signals so. The others
-// are ended by them at once, as any program is: caught, a signal would only
-// cancel a context they never look at, while they may wait where none
-// reaches (a lock another process holds).
+// are ended by them at once, as any program is (SIGQUIT through
+// endOnQuit): caught, a signal would only cancel a context they never look
+// at, while they may wait where none reaches (a lock another process
+// holds).
 func stopsOnSignal(action cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		// A reader that stopped reading must not keep ralph from
@@ -152,6 +187,10 @@ func signalContext(parent context.Context, first func(), outs ...io.Writer) (con
 			signal.Notify(sigs, sig)
 		}
 	}
+	// SIGQUIT is a stop from here on, not the end of ralph (see
+	// endOnQuit), until stop: one that comes between the two is the one
+	// or the other, never neither.
+	quitStops.Add(1)
 	// A write into a pipe whose reader is gone (`ralph loop | head`) stops
 	// ralph as a first signal does: the loop would otherwise go on with no
 	// one to see it. It is the write's EPIPE (or a socket's ECONNRESET:
@@ -199,6 +238,7 @@ func signalContext(parent context.Context, first func(), outs ...io.Writer) (con
 		}
 	}()
 	return ctx, func() {
+		quitStops.Add(-1)
 		signal.Stop(sigs)
 		signal.Stop(dropped)
 		close(done)

@@ -744,6 +744,12 @@ func toolLine(name, summary string) string {
 	return "→ " + name + ": " + summary
 }
 
+// passedOver says that a format's final event came again, after the run
+// had ended at the first: it is not read.
+func (v view) passedOver(event string) {
+	v.printf("[ralph: passed over a %s event after the run's end]\n", event)
+}
+
 // longLine says that a line too long to hold was passed over.
 func (v view) longLine(n int64) {
 	v.printf("[ralph: passed over an output line of %d bytes]\n", n)

@@ -31,8 +31,10 @@ const claudeMaxMessages = 1024
 // carry tool results, system/api_retry while the CLI retries a failed API
 // request, rate_limit_event for subscription logins, and a final result).
 // It shows a readable view instead of the raw JSON and takes the final
-// message, tokens and cost from the last result event, and the problem from
-// a result that is an API error. Without a result, the tokens are those the
+// message, tokens and cost from the result event, and the problem from a
+// result that is an API error. The first result ends the run: what follows
+// it is shown, and changes nothing of what the run said (another result is
+// passed over, see passedOver). Without a result, the tokens are those the
 // assistant messages said they used.
 type claudeReader struct {
 	view
@@ -54,8 +56,9 @@ type claudeReader struct {
 	// by an error subtype (ralph's API agent stopped mid-wait says
 	// error_during_execution without is_error).
 	failed    bool
-	errStatus int    // the result's api_error_status (0: none)
-	errType   string // the result's api_error_type
+	errStatus int      // the result's api_error_status (0: none)
+	errType   string   // the result's api_error_type
+	problem   *Problem // the result's problem, as the run stood at it
 
 	// spentIn and spentOut add up the usage of the assistant messages
 	// so far, for a run stopped before its result (a timeout, an idle
@@ -110,17 +113,7 @@ func (r *claudeReader) finish(res *Result) {
 	res.CostUSD = r.cost
 	res.CostKnown = r.costKnown
 	res.APIError = r.apiError
-	if r.apiError {
-		res.Problem = r.resultProblem()
-	}
-	if res.Problem == nil && r.failed && r.retrying != nil {
-		// A failed run whose result names no problem of its own, as
-		// ralph's API agent stopped while it waited to retry says it,
-		// failed on the request it was retrying.
-		p := *r.retrying
-		r.withLimitReset(&p)
-		res.Problem = &p
-	}
+	res.Problem = r.problem
 }
 
 // fullTurn is the final message of a result whose text is result, when
@@ -202,6 +195,12 @@ func (r *claudeReader) line(b []byte) {
 	case "user":
 		r.user(ev)
 	case "result":
+		if r.gotResult {
+			// Not the run's: it ended at its first result. Something it
+			// left running, or a tool, printed this one.
+			r.passedOver("result")
+			return
+		}
 		r.result(ev)
 	case "rate_limit_event":
 		r.rateLimit(ev)
@@ -488,6 +487,20 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	// is no success, whether or not it says is_error.
 	sub := str(ev["subtype"])
 	r.failed = r.apiError || strings.HasPrefix(sub, "error")
+	// Its problem is taken now: what comes after the result (an
+	// api_retry, a rate_limit_event) is not the run's.
+	r.problem = nil
+	if r.apiError {
+		r.problem = r.resultProblem()
+	}
+	if r.problem == nil && r.failed && r.retrying != nil {
+		// A failed run whose result names no problem of its own, as
+		// ralph's API agent stopped while it waited to retry says it,
+		// failed on the request it was retrying.
+		p := *r.retrying
+		r.withLimitReset(&p)
+		r.problem = &p
+	}
 	var line strings.Builder
 	if r.failed {
 		line.WriteString("✗ result")

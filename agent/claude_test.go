@@ -269,11 +269,40 @@ func TestClaudeEvents(t *testing.T) {
 			res:   Result{FinalMessage: "Done.\n<ralph>done</ralph>", InputTokens: 112, OutputTokens: 40, CostUSD: 0.25, CostKnown: true},
 		},
 		{
-			name: "the last result wins",
+			// The first result ends the run: a later one is not the
+			// run's (something it left running printed it, say).
+			name: "the first result stands",
 			input: `{"type":"result","is_error":true,"result":"first","total_cost_usd":1}` + "\n" +
 				`{"type":"result","result":"second"}` + "\n",
-			shown: "✗ result: $1.0000 — first\n✓ result\n",
-			res:   Result{FinalMessage: "second"},
+			shown: "✗ result: $1.0000 — first\n[ralph: passed over a result event after the run's end]\n",
+			res:   Result{FinalMessage: "first", CostUSD: 1, CostKnown: true, APIError: true},
+		},
+		{
+			name: "a later result claims nothing",
+			input: `{"type":"assistant","message":{"content":[{"type":"text","text":"Not yet."}]}}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Not yet.","usage":{"input_tokens":3,"output_tokens":4}}` + "\n" +
+				`{"type":"assistant","message":{"content":[{"type":"text","text":"<ralph>done</ralph>"}]}}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"<ralph>done</ralph>","total_cost_usd":0.5,"usage":{"input_tokens":30,"output_tokens":40}}` + "\n",
+			shown: "Not yet.\n✓ result: 1 turn\n<ralph>done</ralph>\n[ralph: passed over a result event after the run's end]\n",
+			res:   Result{FinalMessage: "Not yet.", InputTokens: 3, OutputTokens: 4},
+		},
+		{
+			// The result's problem is the run's as it stood then: an
+			// api_retry or a rate_limit_event after it changes nothing
+			// (a failed run is not made rate-limited, which is no
+			// attempt, nor is its limit given a reset).
+			name: "events after a failed result do not make its problem",
+			input: `{"type":"result","subtype":"error_during_execution","is_error":false,"result":""}` + "\n" +
+				`{"type":"system","subtype":"api_retry","error_status":429,"error":"rate_limit"}` + "\n",
+			shown: "✗ result (error_during_execution)\n✗ API error 429 rate_limit: retrying\n",
+		},
+		{
+			name: "events after a rate-limited result do not change its reset",
+			input: `{"type":"result","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429)"}` + "\n" +
+				`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795305600}}` + "\n",
+			shown:   "✗ result — API Error: Request rejected (429)\n✗ rate limit rejected, resets 2026-11-22T00:00:00Z\n",
+			res:     Result{FinalMessage: "API Error: Request rejected (429)", APIError: true},
+			problem: &Problem{Kind: RateLimited, Message: "API Error: Request rejected (429)"},
 		},
 		{
 			name:  "a field of the wrong type costs only itself",

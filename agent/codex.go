@@ -19,8 +19,10 @@ const codexMaxShownItems = 1024
 // agent's messages, commands, file changes and tool calls, error, and a
 // final turn.completed or turn.failed). It shows a readable view instead of
 // the raw JSON. The final message is the last agent_message item completed
-// in a turn that completed; tokens come from the last turn.completed's
-// usage, however the run ends.
+// in a turn that completed; tokens come from the turn.completed's usage,
+// however the run ends. The first turn.completed or turn.failed ends the
+// run: what follows it is shown, and changes nothing of what the run said
+// (another such event is passed over).
 type codexReader struct {
 	view
 	finalEvent // turn.completed or turn.failed: codex runs one turn per exec
@@ -29,8 +31,14 @@ type codexReader struct {
 
 	shownItems map[string]bool // ids of items whose call line was shown at their start (at most codexMaxShownItems)
 
+	turn codexTurn // the turn under way, or the one that ended the run
+	over bool      // the run ended: turn is its last
+}
+
+// codexTurn is what a turn said.
+type codexTurn struct {
 	lastMessage string // the text of the last completed agent_message
-	completed   bool   // the last turn ended with turn.completed
+	completed   bool   // the turn ended with turn.completed
 	input       int64
 	output      int64
 	failed      string // the message of a turn.failed; "" if none
@@ -51,17 +59,18 @@ func (r *codexReader) finish(res *Result) {
 	// a later turn did: a run stopped or failed midway keeps them, for
 	// loop.max_tokens. Codex says nothing of a turn's usage before its
 	// end, so a turn cut short counts for nothing.
-	res.InputTokens = r.input
-	res.OutputTokens = r.output
-	if r.completed {
-		res.FinalMessage = lastBytes(r.lastMessage, MaxFinalMessage)
+	t := r.turn
+	res.InputTokens = t.input
+	res.OutputTokens = t.output
+	if t.completed {
+		res.FinalMessage = lastBytes(t.lastMessage, MaxFinalMessage)
 		return
 	}
-	if r.gotFailed {
+	if t.gotFailed {
 		// The turn failed: whatever the agent said before is not a final
 		// message, and the failure is the service's, not the work's.
 		res.APIError = true
-		res.Problem = codexProblem(r.failed, r.now())
+		res.Problem = codexProblem(t.failed, r.now())
 	}
 	// No turn end at all (the agent was stopped, or crashed): no final
 	// message, and nothing else is trusted to be one.
@@ -93,26 +102,36 @@ func (r *codexReader) line(b []byte) {
 	if ev == nil {
 		return
 	}
-	switch str(ev["type"]) {
+	typ := str(ev["type"])
+	if r.over && (typ == "turn.completed" || typ == "turn.failed") {
+		// Not the run's: it ended at its first turn's end. Something it
+		// left running printed this one.
+		r.passedOver(typ)
+		return
+	}
+	switch typ {
 	case "thread.started":
 		r.printf("● session started\n")
 	case "turn.started":
-		r.completed, r.gotFailed, r.failed = false, false, ""
-		r.lastMessage = ""
+		if !r.over {
+			r.turn = codexTurn{input: r.turn.input, output: r.turn.output}
+		}
 	case "item.started":
 		r.itemStarted(ev["item"])
 	case "item.completed":
 		r.itemCompleted(ev["item"])
 	case "turn.completed":
 		r.turnCompleted(ev)
+		r.over = true
 		r.end()
 	case "turn.failed":
 		var e struct {
 			Message string `json:"message"`
 		}
 		json.Unmarshal(ev["error"], &e)
-		r.gotFailed, r.failed, r.completed = true, e.Message, false
+		r.turn.gotFailed, r.turn.failed, r.turn.completed = true, e.Message, false
 		r.printf("✗ turn failed: %s\n", oneLine(firstLine(e.Message)))
+		r.over = true
 		r.end()
 	case "error":
 		// Also the notices of the retries Codex makes on its own.
@@ -236,7 +255,9 @@ func (r *codexReader) itemCompleted(raw json.RawMessage) {
 	}
 	switch it.Type {
 	case "agent_message":
-		r.lastMessage = it.Text
+		if !r.over {
+			r.turn.lastMessage = it.Text
+		}
 		if it.Text != "" {
 			r.showText(it.Text)
 		}
@@ -277,11 +298,10 @@ func (r *codexReader) itemCompleted(raw json.RawMessage) {
 }
 
 func (r *codexReader) turnCompleted(ev map[string]json.RawMessage) {
-	r.completed, r.gotFailed, r.failed = true, false, ""
+	r.turn.completed, r.turn.gotFailed, r.turn.failed = true, false, ""
 	// input_tokens counts the cached input too, and output_tokens the
 	// reasoning, as in the OpenAI API's usage. Codex runs one turn per
-	// exec; should there be more, the last turn's usage is taken, as it
-	// is the thread's running total (codex exec fills it from the
+	// exec, and the run ends with it (codex exec fills the usage from the
 	// thread's total token usage, not the turn's).
 	// Each count is decoded on its own: one of the wrong type costs only
 	// itself.
@@ -290,9 +310,9 @@ func (r *codexReader) turnCompleted(ev map[string]json.RawMessage) {
 	var input, output int64
 	json.Unmarshal(usage["input_tokens"], &input)
 	json.Unmarshal(usage["output_tokens"], &output)
-	r.input, r.output = AddTokens(0, input), AddTokens(0, output)
+	r.turn.input, r.turn.output = AddTokens(0, input), AddTokens(0, output)
 	if usage != nil {
-		r.printf("✓ turn completed: %d input tokens, %d output tokens\n", r.input, r.output)
+		r.printf("✓ turn completed: %d input tokens, %d output tokens\n", r.turn.input, r.turn.output)
 	} else {
 		r.printf("✓ turn completed\n")
 	}

@@ -179,25 +179,47 @@ func TestCodexEvents(t *testing.T) {
 		res   Result
 	}{
 		{
-			// The first turn's tokens were spent: a run stopped in the
-			// second keeps them.
-			name: "a later turn without an end has no final message",
+			// The first turn's end is the run's (codex exec runs one
+			// turn): what follows is shown and is not the run's, as the
+			// linger keeps the result of a run that went on after it.
+			name: "a later turn without an end changes nothing",
 			input: `{"type":"turn.started"}` + "\n" +
 				`{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"first <ralph>done</ralph>"}}` + "\n" +
 				`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}` + "\n" +
 				`{"type":"turn.started"}` + "\n" +
 				`{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"second"}}` + "\n",
 			shown: "first <ralph>done</ralph>\n✓ turn completed: 1 input tokens, 2 output tokens\nsecond\n",
-			res:   Result{InputTokens: 1, OutputTokens: 2},
+			res:   Result{FinalMessage: "first <ralph>done</ralph>", InputTokens: 1, OutputTokens: 2},
 		},
 		{
-			name: "a later turn that fails keeps the tokens of the turns before",
+			name: "a later turn that fails keeps the run's end",
 			input: `{"type":"turn.started"}` + "\n" +
 				`{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":200,"output_tokens":40}}` + "\n" +
 				`{"type":"turn.started"}` + "\n" +
 				`{"type":"turn.failed","error":{"message":"something odd"}}` + "\n",
-			shown: "✓ turn completed: 300 input tokens, 40 output tokens\n✗ turn failed: something odd\n",
-			res:   Result{InputTokens: 300, OutputTokens: 40, APIError: true},
+			shown: "✓ turn completed: 300 input tokens, 40 output tokens\n[ralph: passed over a turn.failed event after the run's end]\n",
+			res:   Result{InputTokens: 300, OutputTokens: 40},
+		},
+		{
+			// Something the agent left running, say, printed a turn of
+			// its own: its claim is not the run's.
+			name: "a later turn that completes claims nothing",
+			input: `{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"not yet"}}` + "\n" +
+				`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}` + "\n" +
+				`{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"<ralph>done</ralph>"}}` + "\n" +
+				`{"type":"turn.started"}` + "\n" +
+				`{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":"<ralph>done</ralph>"}}` + "\n" +
+				`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":20}}` + "\n",
+			shown: "not yet\n✓ turn completed: 1 input tokens, 2 output tokens\n<ralph>done</ralph>\n<ralph>done</ralph>\n[ralph: passed over a turn.completed event after the run's end]\n",
+			res:   Result{FinalMessage: "not yet", InputTokens: 1, OutputTokens: 2},
+		},
+		{
+			name: "a turn that fails after the run's end does not fail it",
+			input: `{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"<ralph>done</ralph>"}}` + "\n" +
+				`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}` + "\n" +
+				`{"type":"turn.failed","error":{"message":"429 Too Many Requests"}}` + "\n",
+			shown: "<ralph>done</ralph>\n✓ turn completed: 1 input tokens, 2 output tokens\n[ralph: passed over a turn.failed event after the run's end]\n",
+			res:   Result{FinalMessage: "<ralph>done</ralph>", InputTokens: 1, OutputTokens: 2},
 		},
 		{
 			name: "the last agent message of the turn is final",

@@ -19,7 +19,9 @@ import (
 // run survives; and a final result, which has the run's stats but no text).
 // It shows a readable view instead of the raw JSON. The final message is
 // the model's text after the last tool event, its pieces joined (a reply
-// tag may be cut between two); tokens come from the result's stats.
+// tag may be cut between two); tokens come from the result's stats. The
+// result ends the run: what follows it is shown, and changes nothing of
+// what the run said (another result is passed over).
 type geminiReader struct {
 	view
 	finalEvent // the result event
@@ -32,7 +34,8 @@ type geminiReader struct {
 
 	gotResult bool
 	status    string // the result's status: "success" or "error"
-	errMsg    string // the result's error message
+	errMsg    string // the result's error message, else the last error event's
+	said      string // the model's text when the result came
 	input     int64
 	output    int64
 }
@@ -64,14 +67,10 @@ func (r *geminiReader) finish(res *Result) {
 		// tool error, an empty answer): what the model said before is not
 		// a final message.
 		res.APIError = true
-		msg := r.errMsg
-		if msg == "" {
-			msg = r.lastError
-		}
-		res.Problem = geminiProblem(msg, res.ExitCode, r.now())
+		res.Problem = geminiProblem(r.errMsg, res.ExitCode, r.now())
 		return
 	}
-	res.FinalMessage = lastBytes(r.text.String(), MaxFinalMessage)
+	res.FinalMessage = lastBytes(r.said, MaxFinalMessage)
 }
 
 // geminiProblem classifies a failed run from its error message and exit
@@ -181,6 +180,11 @@ func (r *geminiReader) endLine() {
 	}
 }
 
+func (r *geminiReader) passedOver(event string) {
+	r.endLine()
+	r.view.passedOver(event)
+}
+
 func (r *geminiReader) longLine(n int64) {
 	r.endLine()
 	r.view.longLine(n)
@@ -219,6 +223,12 @@ func (r *geminiReader) line(b []byte) {
 		r.lastError = msg
 		r.printf("✗ %s\n", oneLine(firstLine(msg)))
 	case "result":
+		if r.gotResult {
+			// Not the run's: it ended at its first result. Something it
+			// left running printed this one.
+			r.passedOver("result")
+			return
+		}
 		r.result(ev)
 	}
 	// Future event types are not shown.
@@ -264,6 +274,12 @@ func (r *geminiReader) result(ev map[string]json.RawMessage) {
 	}
 	json.Unmarshal(ev["error"], &e)
 	r.errMsg = e.Message
+	if r.errMsg == "" {
+		r.errMsg = r.lastError
+	}
+	// The text is taken now: what the model seems to say after the
+	// result is not the run's.
+	r.said = r.text.String()
 	var stats struct {
 		Total     int64 `json:"total_tokens"`
 		Input     int64 `json:"input_tokens"`
@@ -280,12 +296,8 @@ func (r *geminiReader) result(ev map[string]json.RawMessage) {
 	}
 
 	if r.status == "error" {
-		msg := r.errMsg
-		if msg == "" {
-			msg = r.lastError
-		}
-		text, _ := geminiErrorText(msg)
-		if msg = oneLine(firstLine(text)); msg != "" {
+		text, _ := geminiErrorText(r.errMsg)
+		if msg := oneLine(firstLine(text)); msg != "" {
 			r.printf("✗ result: %s\n", msg)
 		} else {
 			r.printf("✗ result: error\n")

@@ -262,6 +262,25 @@ func TestGeminiEvents(t *testing.T) {
 			problem: &Problem{Kind: Transient, Message: "gemini exited 244"},
 		},
 		{
+			// The result ends the run: text after it is not the run's
+			// (something it left running printed it, say).
+			name: "text after the result is not final",
+			input: `{"type":"message","role":"assistant","content":"Not yet.","delta":true}` + "\n" +
+				`{"type":"result","status":"success","stats":{"input_tokens":10,"output_tokens":2}}` + "\n" +
+				`{"type":"message","role":"assistant","content":"\n<ralph>done</ralph>","delta":true}` + "\n",
+			shown: "Not yet.\n✓ result: 0 tool calls, 10 input + 2 output tokens\n\n<ralph>done</ralph>\n",
+			res:   Result{FinalMessage: "Not yet.", InputTokens: 10, OutputTokens: 2},
+		},
+		{
+			name: "a second result is passed over",
+			input: `{"type":"message","role":"assistant","content":"<ralph>done</ralph>","delta":true}` + "\n" +
+				`{"type":"result","status":"success","stats":{"input_tokens":10,"output_tokens":2}}` + "\n" +
+				`{"type":"message","role":"assistant","content":"more","delta":true}` + "\n" +
+				`{"type":"result","status":"error","error":{"message":"[API Error: 429 Too Many Requests]"},"stats":{"input_tokens":99}}` + "\n",
+			shown: "<ralph>done</ralph>\n✓ result: 0 tool calls, 10 input + 2 output tokens\nmore\n[ralph: passed over a result event after the run's end]\n",
+			res:   Result{FinalMessage: "<ralph>done</ralph>", InputTokens: 10, OutputTokens: 2},
+		},
+		{
 			name:  "fields of unexpected types",
 			input: `{"type":"tool_use","tool_name":7,"parameters":[1,2]}` + "\n" + `{"type":"message","role":"assistant","content":{"x":1}}` + "\n" + `{"type":"result","status":"success","stats":{"input_tokens":"many","output_tokens":3}}` + "\n" + `[1]` + "\n",
 			shown: "→ tool: [1,2]\n✓ result: 0 tool calls, 0 input + 3 output tokens\n[1]\n",

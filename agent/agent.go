@@ -230,14 +230,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := now()
 	// Timeouts run on the real clock, whatever o.Now says.
 	act.touch(time.Now())
+	// What the pipes carry after the agent exited is not its output but
+	// that of something it left running (a child that called setsid,
+	// until the grace period is over): shown, and read for nothing, not
+	// for its reply nor for its problems.
+	late := &lateOutput{shown: shown}
 	p, err := proc.Start(ctx, proc.Config{
-		Argv:   argv,
-		Dir:    o.Dir,
-		Env:    o.Env,
-		Stdin:  stdin,
-		Stdout: &activityWriter{act: &act, w: out},
-		Stderr: &activityWriter{act: &act, w: io.MultiWriter(stderr, shownStderr)},
-		Grace:  o.Grace,
+		Argv:       argv,
+		Dir:        o.Dir,
+		Env:        o.Env,
+		Stdin:      stdin,
+		Stdout:     &activityWriter{act: &act, w: out},
+		Stderr:     &activityWriter{act: &act, w: io.MultiWriter(stderr, shownStderr)},
+		LateStdout: late,
+		LateStderr: late,
+		Grace:      o.Grace,
 	})
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
@@ -630,6 +637,21 @@ func (r *textReader) Write(p []byte) (int, error) {
 }
 
 func (r *textReader) finish(res *Result) { res.FinalMessage = r.tail.String() }
+
+// lateOutput shows what came after the agent exited, below a line that
+// says so.
+type lateOutput struct {
+	shown *lockedWriter
+	once  sync.Once
+}
+
+func (l *lateOutput) Write(p []byte) (int, error) {
+	l.once.Do(func() {
+		l.shown.endLine()
+		io.WriteString(l.shown, "[ralph: printed after the agent exited, by a process it left running: shown, not read]\n")
+	})
+	return l.shown.Write(p)
+}
 
 // activity records when the agent last wrote anything.
 type activity struct{ nanos atomic.Int64 }

@@ -656,3 +656,50 @@ func TestShellWord(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputAfterExit: what a process the agent left running out of its
+// group (setsid) prints after the agent exited is shown, and is not read:
+// not as its final message (a claim), nor as a result event, nor on
+// stderr as a problem. Here the stray prints once the agent's group is
+// killed (a member's pipe to it closes then), which is after the exit.
+func TestOutputAfterExit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		format Format
+		mine   string // what the agent prints, before it exits 1
+		stray  string // what the stray prints after the exit
+		final  string
+	}{
+		{"text", Text, `echo "not yet"`, `echo "<ralph>done</ralph>"`, "not yet\n"},
+		{"claude", ClaudeStreamJSON,
+			`echo '{"type":"result","subtype":"success","is_error":false,"result":"not yet"}'`,
+			`echo '{"type":"result","subtype":"success","is_error":false,"result":"<ralph>done</ralph>"}'`, "not yet"},
+		{"claude without a result", ClaudeStreamJSON,
+			`echo '{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}}'`,
+			`echo '{"type":"result","subtype":"success","is_error":false,"result":"<ralph>done</ralph>"}'`, ""},
+		{"claude's stderr", ClaudeStreamJSON,
+			`echo '{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}}'`,
+			`echo "<ralph>done</ralph>: API Error: 429 rate limit exceeded" >&2`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			o := script(c.mine + `
+sleep 100 | setsid sh -c 'touch escaped; cat >/dev/null; ` + strings.ReplaceAll(c.stray, "'", `'\''`) + `' &
+while ! test -f escaped; do sleep 0.01; done
+exit 1`)
+			o.Dir = dir
+			o.Format = c.format
+			// Long enough to read the stray: it prints at once.
+			o.Grace = fallback
+			res := run(t, o)
+			if res.FinalMessage != c.final || res.Problem != nil || res.Stopped != "" || res.Stderr != "" {
+				t.Errorf("FinalMessage %q, Problem %v, Stopped %q, Stderr %q; want %q, none, none, none", res.FinalMessage, res.Problem, res.Stopped, res.Stderr, c.final)
+			}
+			shown := o.Output.(*syncBuffer).String()
+			if !strings.Contains(shown, "[ralph: printed after the agent exited, by a process it left running: shown, not read]\n") ||
+				!strings.Contains(shown, "<ralph>done</ralph>") {
+				t.Errorf("Output = %q, want the stray's output shown, below ralph's line", shown)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -221,4 +222,62 @@ echo done`
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	waitGone(t, pid)
+}
+
+// heldWriter holds its first write until released, as a slow terminal
+// would: meanwhile the child's output waits in the pipe.
+type heldWriter struct {
+	syncBuffer
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { <-w.release })
+	return w.syncBuffer.Write(p)
+}
+
+// TestLateOutput: what a child's child that left its group (setsid) writes
+// to the child's stdout or stderr after the child exited goes to
+// LateStdout or LateStderr; what the child wrote before it exited goes to
+// Stdout and Stderr whole, even what was still in the pipe, unread, when
+// it exited. The stray writes once the test says so, after the exit.
+func TestLateOutput(t *testing.T) {
+	dir := t.TempDir()
+	t.Cleanup(func() { os.WriteFile(filepath.Join(dir, "go"), nil, 0o666) })
+	// 60000 bytes fit in a pipe of the default size, should it not have
+	// grown.
+	script := `setsid sh -c 'touch escaped; while ! test -f go; do sleep 0.01; done; echo late; echo late2 >&2; echo >wrote' </dev/null &
+while ! test -f escaped; do sleep 0.01; done
+echo first; head -c 60000 /dev/zero | tr '\0' x; echo; echo err >&2`
+	stdout := &heldWriter{release: make(chan struct{})}
+	var stderr, lateOut, lateErr syncBuffer
+	p := start(t, Config{Argv: []string{"sh", "-c", script}, Dir: dir,
+		Stdout: stdout, Stderr: &stderr, LateStdout: &lateOut, LateStderr: &lateErr, Grace: patience})
+	select {
+	case <-p.Exited():
+	case <-time.After(patience):
+		close(stdout.release)
+		t.Fatal("the child never exited")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	readLine(t, filepath.Join(dir, "wrote"))
+	close(stdout.release)
+	if code := wait(t, p); code != 0 {
+		t.Errorf("exit code = %d, want 0", code)
+	}
+	if got, want := stdout.String(), "first\n"+strings.Repeat("x", 60000)+"\n"; got != want {
+		t.Errorf("stdout = %d bytes, %q…; want %d bytes, %q…", len(got), got[:min(len(got), 20)], len(want), want[:20])
+	}
+	if got := stderr.String(); got != "err\n" {
+		t.Errorf("stderr = %q, want %q", got, "err\n")
+	}
+	if got := lateOut.String(); got != "late\n" {
+		t.Errorf("late stdout = %q, want %q", got, "late\n")
+	}
+	if got := lateErr.String(); got != "late2\n" {
+		t.Errorf("late stderr = %q, want %q", got, "late2\n")
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // pipe makes a pipe for a child's standard stream: the child's end
@@ -96,4 +98,21 @@ func fcntl(fd, cmd, arg int) (int, error) {
 		return int(r), errno
 	}
 	return int(r), nil
+}
+
+// measuresPipes says that pending can tell how much a pipe holds.
+const measuresPipes = true
+
+// pending returns how many bytes the pipe that f is an end of holds,
+// unread; ok is false when the system does not say.
+func pending(f *os.File) (n int, ok bool) {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var ierr error
+	if err := c.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil || ierr != nil {
+		return 0, false
+	}
+	return n, true
 }

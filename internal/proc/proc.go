@@ -56,6 +56,18 @@ type Config struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
+	// LateStdout and LateStderr, when set, receive in place of Stdout and
+	// Stderr what their pipes carry past what had been written to them
+	// once the leader was reaped: what a process it left running out of
+	// its group (one that called setsid) writes in the grace period
+	// after, or its group writes before it is killed. What was written
+	// before is still Stdout's or Stderr's, whole, however much of it the
+	// pipe still held. Where the system does not say how much a pipe
+	// holds (anywhere but Linux), all of it is. A single pipe for both
+	// streams has LateStdout.
+	LateStdout io.Writer
+	LateStderr io.Writer
+
 	Grace time.Duration // SIGINT → SIGKILL delay; 0: DefaultGrace
 }
 
@@ -122,6 +134,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		childEnds  []*os.File // closed in ralph once the child has them
 		readers    []*os.File
 		writers    []io.Writer
+		cuts       []*cut // each reader's, when its late output goes elsewhere
 	)
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
@@ -137,7 +150,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	// The pipes are made here, not by os/exec: exec.Cmd.Wait would wait for
 	// its copying goroutines, that is for every holder of the pipe, before
 	// reporting the leader's exit, and the group must be killed in between.
-	outPipe := func(w io.Writer) (*os.File, error) {
+	outPipe := func(w, late io.Writer) (*os.File, error) {
 		r, cw, err := pipe(true)
 		if err != nil {
 			return nil, err
@@ -146,10 +159,15 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		childEnds = append(childEnds, cw)
 		readers = append(readers, r)
 		writers = append(writers, w)
+		var ct *cut
+		if late != nil && measuresPipes {
+			ct = &cut{r: r, late: late, at: -1}
+		}
+		cuts = append(cuts, ct)
 		return cw, nil
 	}
 	if c.Stdout != nil {
-		f, err := outPipe(c.Stdout)
+		f, err := outPipe(c.Stdout, c.LateStdout)
 		if err != nil {
 			return fail(err)
 		}
@@ -159,7 +177,7 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		}
 	}
 	if c.Stderr != nil && cmd.Stderr == nil {
-		f, err := outPipe(c.Stderr)
+		f, err := outPipe(c.Stderr, c.LateStderr)
 		if err != nil {
 			return fail(err)
 		}
@@ -231,7 +249,11 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 	}
 	for i, r := range readers {
 		go func() {
-			drain(r, writers[i])
+			if cuts[i] != nil {
+				cuts[i].drain(writers[i])
+			} else {
+				drain(r, writers[i])
+			}
 			end()
 		}()
 	}
@@ -254,6 +276,15 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 		p.code = exitCode(cmd.ProcessState)
 		if cmd.ProcessState == nil {
 			p.reason = err
+		}
+		// What the pipes carry from now on was written after the exit,
+		// by what it left running. The cut is made before the group is
+		// killed: a stray that waits for the group's end (as the tests'
+		// do) writes after it.
+		for _, ct := range cuts {
+			if ct != nil {
+				ct.mark()
+			}
 		}
 		// The leader is gone: nothing in its group may outlive it.
 		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
@@ -455,6 +486,87 @@ func drain(r *os.File, w io.Writer) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// A cut splits what a pipe carries at the leader's exit: what was written
+// before it goes to the pipe's writer, what comes after to late.
+type cut struct {
+	r    *os.File
+	late io.Writer
+
+	// mu makes each read of the pipe and its count one step, which mark
+	// never falls within: a read whose bytes have left the pipe and are
+	// not counted yet would put the cut before them.
+	mu   sync.Mutex
+	read int64 // bytes read from the pipe so far
+	at   int64 // where the leader's exit falls in the stream; -1: not yet, or not known
+}
+
+// mark puts the cut at what has been read of the pipe and what it still
+// holds.
+func (c *cut) mark() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := pending(c.r); ok {
+		c.at = c.read + int64(n)
+	}
+}
+
+// drain reads the pipe as the function drain does, giving what comes
+// before the cut to w and what comes after it to c.late; either is dropped
+// once it fails. Each read and its count are one step under c.mu.
+func (c *cut) drain(w io.Writer) {
+	rc, err := c.r.SyscallConn()
+	if err != nil {
+		drain(c.r, w)
+		return
+	}
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	buf := *bp
+	late := c.late
+	var off int64 // where buf starts in the stream
+	for {
+		var n int
+		var at int64
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for {
+				n, rerr = syscall.Read(int(fd), buf)
+				if rerr != syscall.EINTR {
+					break
+				}
+			}
+			if rerr == syscall.EAGAIN {
+				return false // wait until there is something to read
+			}
+			if n > 0 {
+				c.read += int64(n)
+			}
+			at = c.at
+			return true
+		})
+		if err != nil || rerr != nil || n <= 0 {
+			return
+		}
+		mine := n
+		if at >= 0 && off+int64(n) > at {
+			mine = int(max(0, at-off))
+		}
+		off += int64(n)
+		if mine > 0 && w != nil {
+			if _, werr := w.Write(buf[:mine]); werr != nil {
+				w = nil
+			}
+		}
+		if mine < n && late != nil {
+			if _, werr := late.Write(buf[mine:n]); werr != nil {
+				late = nil
+			}
 		}
 	}
 }

@@ -287,11 +287,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	var linger <-chan time.Time
 	var lingering <-chan struct{} // the end the linger follows
+	exited := p.Exited()
 wait:
 	for {
 		select {
 		case <-p.Done():
 			break wait
+		case <-exited:
+			// The agent is gone: what is left is the output that a
+			// process it left running (setsid) may write for the grace
+			// period at most, which stops nothing and times nothing out,
+			// as for the checks.
+			exited = nil
+			timeout, idle, linger, ended = nil, nil, nil, nil
 		case <-ended:
 			// The run is over: the linger decides from now on, not the
 			// timeouts, which would throw the result away.

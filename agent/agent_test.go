@@ -703,3 +703,33 @@ exit 1`)
 		})
 	}
 }
+
+// TestNoTimeoutAfterExit: an agent that exited by itself is not stopped
+// by a timeout that falls while a process it left running out of its
+// group (setsid) still holds its output open: its run is over, and what
+// it said stands, as a check's does.
+func TestNoTimeoutAfterExit(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		timeout, idle time.Duration
+	}{
+		{"timeout", 300 * time.Millisecond, 0},
+		{"idle", 0, 300 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			// The stray holds the pipe well past the timeouts, and less
+			// than the grace period.
+			o := script(`setsid sh -c 'touch escaped; exec sleep 1' &
+while ! test -f escaped; do sleep 0.01; done
+echo "<ralph>done</ralph>"`)
+			o.Dir = t.TempDir()
+			o.Timeout, o.IdleTimeout = c.timeout, c.idle
+			o.Grace = fallback
+			res := run(t, o)
+			if res.Stopped != "" || res.ExitCode != 0 || res.FinalMessage != "<ralph>done</ralph>\n" {
+				t.Errorf("Stopped %q, ExitCode %d, FinalMessage %q; want none, 0, the claim", res.Stopped, res.ExitCode, res.FinalMessage)
+			}
+		})
+	}
+}

@@ -137,10 +137,21 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := errors.Join(terr, lerr, agent.Find(o.Config.Agent.Argv[0], o.Dir), o.Config.Agent.KeyError(o.environ()), cerr); err != nil {
 		return err
 	}
-	ledger, err := progress.Open(o.path(ProgressFile))
+	// A `ralph task` edit that records an iteration a stopped ralph left
+	// open holds the lock as long as that takes (see closeStopped): a
+	// loop started meanwhile waits for it, where it refuses another loop
+	// at once.
+	ledger, err := progress.OpenWaiting(ctx, o.path(ProgressFile), briefWait, func() {
+		o.warn("waiting for a `ralph task` edit, which records the iteration a stopped ralph left open in %s, to finish (at most %v)", o.Dir, briefWait)
+	})
 	if err != nil {
-		if errors.Is(err, progress.ErrLocked) {
+		switch {
+		case errors.Is(err, progress.ErrLocked):
 			return fmt.Errorf("%w (%s is locked by another process)", ErrLocked, o.Dir)
+		case errors.Is(err, progress.ErrBrief):
+			return fmt.Errorf("%w: it may be stuck (a git it runs, say); stop it, then run `ralph loop` again", err)
+		case ctx.Err() != nil:
+			return stopf(InterruptedStop, "interrupted before the first iteration; run `ralph loop` again to resume")
 		}
 		return err
 	}

@@ -93,18 +93,20 @@ func (o *Options) recover(ctx context.Context, ledger *progress.Ledger) error {
 // record fails, it only warns: the next `ralph loop` sees to the
 // iteration, and the edit goes on, as recording early only does that
 // loop's work sooner.
-// It holds the ledger's lock while it records: a `ralph loop` started
-// meanwhile is refused as if another ran.
+// It holds the ledger's lock while it records, as a brief holder (see
+// progress.OpenBrief): a `ralph loop` started meanwhile waits for it
+// rather than take it for another loop, and is refused should it take
+// longer than briefWait.
 func closeStopped(ctx context.Context, o Options) {
 	path := o.path(ProgressFile)
 	m := leftOpen(path)
 	if m == nil {
 		return
 	}
-	ledger, err := progress.Open(path)
+	ledger, err := progress.OpenBrief(path)
 	switch {
 	case errors.Is(err, progress.ErrLocked):
-		return // a running loop has it, and its guard looks
+		return // a running loop has it, and its guard looks (or another edit records it)
 	case err != nil:
 		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet (%v): the next `ralph loop` sees to it", m.Iteration, m.StoryID, err)
 		return
@@ -124,6 +126,12 @@ func closeStopped(ctx context.Context, o Options) {
 		o.warn("iteration %d (%s), left open by a ralph that stopped, is not recorded yet (%v): the next `ralph loop` sees to it", m.Iteration, m.StoryID, err)
 	}
 }
+
+// briefWait bounds how long a starting loop waits for a `ralph task` edit
+// that records an iteration a stopped ralph left open (see closeStopped):
+// it lists and reads the files ralph guards, as a loop's start does, which
+// a large project's git takes its time over.
+const briefWait = time.Minute
 
 // leftOpen returns the marker of the iteration left open in the ledger at
 // path that closeStopped records, or nil when there is none: none is open,

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +24,12 @@ var ErrLocked = errors.New("another ralph holds the lock")
 // Ledger is progress.txt opened for appending by the one ralph that runs in a
 // directory. It holds an exclusive lock on the directory until Close.
 type Ledger struct {
-	path string
-	dir  *os.File // the file's directory, locked
-	f    *os.File
-	cov  *covered       // f's writes, and which of them are durable
-	q    *durable.Queue // where the syncs go; nil: done at once
+	path  string
+	dir   *os.File // the file's directory, locked
+	brief *os.File // the file, locked by OpenBrief; nil for Open
+	f     *os.File
+	cov   *covered       // f's writes, and which of them are durable
+	q     *durable.Queue // where the syncs go; nil: done at once
 }
 
 // covered counts ralph's writes to a file and those a sync has made
@@ -70,10 +72,15 @@ func (c *covered) sync(f *os.File, n int64) error {
 // new one free for a second ralph, whose recovery would then kill the first
 // one's agent. Nothing replaces the directory the ledger is in.
 func Open(path string) (*Ledger, error) {
+	return open(path, lockPatience)
+}
+
+// open is Open, trying again for patience while the lock is held.
+func open(path string, patience time.Duration) (*Ledger, error) {
 	dirPath := filepath.Dir(path)
 	dir, err := readbuf.Open(dirPath)
 	if err == nil {
-		if err = lockPatiently(dir); err != nil {
+		if err = lockPatiently(dir, patience); err != nil {
 			dir.Close()
 		}
 	}
@@ -94,20 +101,101 @@ func Open(path string) (*Ledger, error) {
 // lockPatience is how long Open tries again for a lock that is held.
 var lockPatience = 300 * time.Millisecond
 
-// lockPatiently takes the lock on dir, trying again for lockPatience while
-// it is held: a ralph killed a moment ago can hold it still, for as long
-// as a child it was starting takes to exec or to die with it (the child
-// has the locked directory open until then), and a ralph started at once
-// after the kill, by a script, must not take it for another one running.
-func lockPatiently(dir *os.File) error {
-	deadline := time.Now().Add(lockPatience)
+// lockPatiently takes the lock on f, trying again for patience while it
+// is held: a ralph killed a moment ago can hold it still, for as long as a
+// child it was starting takes to exec or to die with it (the child has the
+// locked directory open until then), and a ralph started at once after the
+// kill, by a script, must not take it for another one running.
+func lockPatiently(f *os.File, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
 	for {
-		err := flock.Lock(dir, false)
+		err := flock.Lock(f, false)
 		if !errors.Is(err, flock.ErrLocked) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// OpenBrief is Open for a holder that lets go of the lock soon (a `ralph
+// task` edit that records an iteration a stopped ralph left open), and
+// says so: it first takes a lock on the file itself, which a ralph loop
+// that finds the directory locked looks at (see OpenWaiting). It returns
+// an error wrapping ErrLocked when another holds either lock. The kernel
+// releases both with the process, kill -9 included: a holder that died
+// holds nothing.
+func OpenBrief(path string) (*Ledger, error) {
+	brief, err := readbuf.Open(path)
+	if err == nil {
+		if err = lockPatiently(brief, lockPatience); err != nil {
+			brief.Close()
+		}
+	}
+	if err != nil {
+		if errors.Is(err, flock.ErrLocked) {
+			err = ErrLocked
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, bare(err))
+	}
+	l, err := Open(path)
+	if err != nil {
+		brief.Close()
+		return nil, err
+	}
+	l.brief = brief
+	return l, nil
+}
+
+// OpenWaiting is Open for a ralph loop, which holds the lock for its
+// whole run. A lock held by another loop is refused as Open refuses it;
+// one held by a brief holder (see OpenBrief) is waited for, up to max,
+// and waiting is called once as the wait begins. A wait that max or ctx
+// ends returns an error wrapping ErrBrief, or ctx's.
+func OpenWaiting(ctx context.Context, path string, max time.Duration, waiting func()) (*Ledger, error) {
+	var deadline time.Time
+	for {
+		l, err := Open(path)
+		if !errors.Is(err, ErrLocked) {
+			return l, err
+		}
+		if !briefHeld(path) {
+			// A brief holder lets go of the directory before the
+			// file: one that let go of the file since Open gave up
+			// has let go of both.
+			if l, again := open(path, 0); again == nil {
+				return l, nil
+			}
+			return nil, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(max)
+			if waiting != nil {
+				waiting()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %w for over %v", filepath.Dir(path), ErrBrief, max)
+		}
+	}
+}
+
+// ErrBrief is returned (wrapped) by OpenWaiting when a brief holder (see
+// OpenBrief) held the lock for longer than the wait.
+var ErrBrief = errors.New("a `ralph task` edit has held the lock")
+
+// briefHeld reports whether a brief holder (see OpenBrief) holds the lock
+// on the ledger at path. It takes the file's lock for an instant to find
+// out; OpenBrief, which tries again for a moment, is not kept out by it.
+func briefHeld(path string) bool {
+	f, err := readbuf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(flock.Lock(f, false), flock.ErrLocked)
 }
 
 // Held reports whether a ralph holds the ledger at path open (see Open). It
@@ -238,6 +326,10 @@ func (l *Ledger) Follow() (restored bool, err error) {
 // Close waits for the syncs queued for the file, closes it and releases the
 // lock. A sync that failed is its error, as the queue reports it.
 func (l *Ledger) Close() error {
+	// The directory is let go of before the file (see OpenWaiting).
+	if l.brief != nil {
+		defer l.brief.Close()
+	}
 	defer l.dir.Close()
 	if err := l.q.Wait(); err != nil {
 		l.f.Close()

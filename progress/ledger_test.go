@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -357,5 +358,123 @@ func TestLedgerSyncsCovered(t *testing.T) {
 			t.Errorf("%d syncs after a third record, want %d", calls, want+1)
 		}
 		l.Close()
+	}
+}
+
+// openBrief is OpenBrief for a test that fails without the lock; the test
+// closes the ledger.
+func openBrief(tb testing.TB, path string) *Ledger {
+	tb.Helper()
+	l, err := OpenBrief(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+// TestOpenWaitingForBrief: a loop that finds the lock held by a brief
+// holder (a `ralph task` edit recording an iteration) waits for it, says
+// so once, and takes the lock once it is let go of.
+func TestOpenWaitingForBrief(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	lockPatience = 20 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brief := openBrief(t, path)
+	told := 0
+	l, err := OpenWaiting(context.Background(), path, time.Hour, func() {
+		told++
+		brief.Close()
+	})
+	if err != nil {
+		t.Fatalf("OpenWaiting while a brief holder had the lock: %v", err)
+	}
+	defer l.Close()
+	if told != 1 {
+		t.Errorf("waiting was called %d times, want 1", told)
+	}
+}
+
+// TestOpenWaitingRefusesLoop: a lock another loop holds is refused as
+// Open refuses it, without a wait.
+func TestOpenWaitingRefusesLoop(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	lockPatience = 20 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	openLedger(t, path)
+	told := false
+	l, err := OpenWaiting(context.Background(), path, time.Hour, func() { told = true })
+	if !errors.Is(err, ErrLocked) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("OpenWaiting while another loop had the lock: err = %v, want %v", err, ErrLocked)
+	}
+	if told {
+		t.Error("OpenWaiting waited for another loop")
+	}
+}
+
+// TestOpenWaitingBounded: a brief holder that keeps the lock past the wait
+// (stuck), or a wait that is cancelled, ends it with an error saying so.
+func TestOpenWaitingBounded(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	lockPatience = 20 * time.Millisecond
+	dir := t.TempDir()
+	path := filepath.Join(dir, "progress.txt")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer openBrief(t, path).Close()
+	_, err := OpenWaiting(context.Background(), path, 0, nil)
+	if !errors.Is(err, ErrBrief) || errors.Is(err, ErrLocked) {
+		t.Fatalf("OpenWaiting past its wait: err = %v, want %v", err, ErrBrief)
+	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q does not name the directory", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = OpenWaiting(ctx, path, time.Hour, cancel)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenWaiting cancelled: err = %v, want %v", err, context.Canceled)
+	}
+}
+
+// TestOpenBriefLocked: a brief holder is one holder of the lock as any:
+// refused while a loop or another brief holder has it, and the lock is
+// free once it let go.
+func TestOpenBriefLocked(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	lockPatience = 20 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	loop := openLedger(t, path)
+	if l, err := OpenBrief(path); !errors.Is(err, ErrLocked) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("OpenBrief while a loop had the lock: err = %v, want %v", err, ErrLocked)
+	}
+	loop.Close()
+	brief := openBrief(t, path)
+	if l, err := OpenBrief(path); !errors.Is(err, ErrLocked) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("OpenBrief while another brief holder had the lock: err = %v, want %v", err, ErrLocked)
+	}
+	if l, err := Open(path); !errors.Is(err, ErrLocked) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("Open while a brief holder had the lock: err = %v, want %v", err, ErrLocked)
+	}
+	brief.Close()
+	if held, err := Held(path); err != nil || held {
+		t.Errorf("Held after the brief holder let go = %v, %v; want false", held, err)
+	}
+	if briefHeld(path) {
+		t.Error("the file's lock is held after the brief holder let go")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,8 +45,8 @@ func initCommand() *cli.Command {
 			// written, so that init never leaves half a project behind.
 			var notFiles []error
 			for _, f := range files {
-				if info, err := os.Stat(filepath.Join(dir, f.name)); err == nil && !info.Mode().IsRegular() {
-					notFiles = append(notFiles, fmt.Errorf("%s is %s, not a file: move it away and run `ralph init` again", f.name, kindOf(info.Mode())))
+				if err := notFile(filepath.Join(dir, f.name), f.name); err != nil {
+					notFiles = append(notFiles, err)
 				}
 			}
 			if len(notFiles) > 0 {
@@ -67,6 +68,34 @@ func initCommand() *cli.Command {
 			return w.Err()
 		}),
 	}
+}
+
+// notFile says why init can neither keep nor create the file name at
+// path: something else than a file is in its place, or a link that leads
+// to no file (its target missing, or a loop of links). Kept, such a link
+// would be reported as a file that exists, and every command after would
+// find none; created through, init would write where the link points,
+// which may be anywhere. nil when there is a file, or nothing at all.
+func notFile(path, name string) error {
+	info, err := os.Stat(path)
+	if err == nil {
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s is %s, not a file: move it away and run `ralph init` again", name, kindOf(info.Mode()))
+		}
+		return nil
+	}
+	target, lerr := os.Readlink(path)
+	if lerr != nil {
+		return nil // nothing there, or not a link: createNew creates it, or says why not
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is a link to %q, which does not exist: remove the link, or put a file where it points, and run `ralph init` again", name, target)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s is a link to %q, which leads to no file (%v): remove the link and run `ralph init` again", name, target, err)
 }
 
 // createNew writes a file that must not exist yet; it reports false when

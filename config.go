@@ -356,6 +356,10 @@ func (d *tomlDecoder) agentKey(a *agentTable, k string, v any) {
 			// Doubling nothing is nothing: a rate-limited service would
 			// be asked again at once, without end.
 			d.errorf(key, "%q: must be more than 0: it is the first wait after a rate limit or a server error, doubled each time", v)
+		} else if a.RetryBackoff > agent.MaxWait {
+			// No agent's limit lasts longer (see agent.MaxWait), and
+			// the loop would cut the wait to it.
+			d.errorf(key, "%q: must be at most %s (31 days), the longest wait for a rate limit", v, agent.MaxWait)
 		}
 	case "max_retries":
 		a.MaxRetries = int(d.count(v, key))

@@ -143,6 +143,9 @@ commit = true
 		{"no backoff", "[agent]\npreset = \"claude\"\nretry_backoff = \"0s\"\n", []string{
 			`h.toml: agent.retry_backoff: "0s": must be more than 0: it is the first wait after a rate limit or a server error, doubled each time`,
 		}},
+		{"backoff past a month", "[agent]\npreset = \"claude\"\nretry_backoff = \"2540400h\"\n", []string{
+			`h.toml: agent.retry_backoff: "2540400h": must be at most 744h0m0s (31 days), the longest wait for a rate limit`,
+		}},
 		// The byte itself is placed, not the string or comment holding it.
 		{"invalid UTF-8 in a string", "[agent]\ncommand = [\"sh\", \"echo \xff\"]\n", []string{`h.toml:2:24: invalid UTF-8 byte: 0xff`}},
 		{"invalid UTF-8 in a comment", "[agent]\ncommand = [\"sh\"] # caf\xc3\n", []string{`h.toml:2:23: invalid UTF-8 byte: 0xc3`}},

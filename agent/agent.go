@@ -373,7 +373,7 @@ wait:
 		p.ResetAt = resetTime(res.Stderr, now())
 	}
 	// Wherever the reset came from (an event, a header, words), it is
-	// at most maxWait ahead: the loop sleeps until it.
+	// at most MaxWait ahead: the loop sleeps until it.
 	if p := res.Problem; p != nil && !p.ResetAt.IsZero() {
 		p.ResetAt = capped(p.ResetAt, now())
 	}

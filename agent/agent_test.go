@@ -483,7 +483,7 @@ func TestResetCapped(t *testing.T) {
 	if p == nil || p.Kind != RateLimited {
 		t.Fatalf("Problem = %+v, want a rate limit", p)
 	}
-	if want := now.Add(maxWait); !p.ResetAt.Equal(want) {
+	if want := now.Add(MaxWait); !p.ResetAt.Equal(want) {
 		t.Errorf("ResetAt = %v, want %v", p.ResetAt, want)
 	}
 }

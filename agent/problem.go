@@ -202,7 +202,7 @@ var (
 	stampRE = lazyre.New(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})`)
 )
 
-// maxWait bounds a reset said as a wait ("resets in 400 days"), or as a
+// MaxWait bounds a reset said as a wait ("resets in 400 days"), or as a
 // time a program wrote (an RFC 3339 stamp, an epoch, retry-after's HTTP
 // date), such as the API agent's for a retry-after of 999999999 seconds:
 // no agent's limit lasts longer than a month (a plan's monthly cycle;
@@ -211,12 +211,12 @@ var (
 // loop.max_duration, which stops the loop, and without one ralph tries
 // again after a month. A date a person would write ("resets Jan 12, 10am")
 // is the next such date, which may be months away.
-const maxWait = 31 * 24 * time.Hour
+const MaxWait = 31 * 24 * time.Hour
 
-// capped is t, or the time maxWait from now when t is later.
+// capped is t, or the time MaxWait from now when t is later.
 func capped(t, now time.Time) time.Time {
-	if t.Sub(now) > maxWait {
-		return now.Add(maxWait)
+	if t.Sub(now) > MaxWait {
+		return now.Add(MaxWait)
 	}
 	return t
 }
@@ -271,7 +271,7 @@ func resetTime(text string, now time.Time) time.Time {
 
 // retryAfterIn reads the retry-after headers that text quotes, with
 // retry-after-ms first when both are there, as a response's headers are
-// read; zero when it quotes none. A wait or a date is at most maxWait
+// read; zero when it quotes none. A wait or a date is at most MaxWait
 // ahead, and a wait of nothing says nothing.
 func retryAfterIn(text string, now time.Time) time.Time {
 	var first time.Time
@@ -298,15 +298,15 @@ func retryAfterIn(text string, now time.Time) time.Time {
 }
 
 // waitOf adds up the amounts of a wait ("2 days 3 hours", "1h30m",
-// "500ms"), at most maxWait.
+// "500ms"), at most MaxWait.
 func waitOf(amounts string) time.Duration {
 	var sec float64
 	for _, a := range amountRE().FindAllStringSubmatch(amounts, -1) {
 		n, _ := strconv.ParseFloat(a[1], 64)
 		sec += n * waitUnit(a[2]).Seconds()
 	}
-	if sec > maxWait.Seconds() {
-		return maxWait
+	if sec > MaxWait.Seconds() {
+		return MaxWait
 	}
 	return time.Duration(math.Round(sec * float64(time.Second)))
 }

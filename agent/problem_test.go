@@ -95,18 +95,18 @@ func TestClassify(t *testing.T) {
 		{"APIError: 429 Too Many Requests; headers: {'retry-after': '7'}", RateLimited, now.Add(7 * time.Second)},
 		{"HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 04 Mar 2026 11:30:00 GMT\r\n", RateLimited, time.Date(2026, 3, 4, 11, 30, 0, 0, time.UTC)},
 		{`rate limited {"Retry-After":"Thu, 05 Mar 2026 00:00:00 GMT"}`, RateLimited, time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)},
-		{"429 Too Many Requests; retry-after-ms: 99999999999", RateLimited, now.Add(maxWait)},
-		// A wait longer than any limit is cut to maxWait.
-		{"usage limit reached; resets in 400 days", RateLimited, now.Add(maxWait)},
-		{"usage limit reached; try again in 99999999999999999999 hours", RateLimited, now.Add(maxWait)},
+		{"429 Too Many Requests; retry-after-ms: 99999999999", RateLimited, now.Add(MaxWait)},
+		// A wait longer than any limit is cut to MaxWait.
+		{"usage limit reached; resets in 400 days", RateLimited, now.Add(MaxWait)},
+		{"usage limit reached; try again in 99999999999999999999 hours", RateLimited, now.Add(MaxWait)},
 		// So is a time a machine wrote that far ahead: the API agent's
 		// reset for a retry-after of 999999999 seconds or an HTTP date in
 		// the year 9999, and such a time quoted or in Claude Code's form.
-		{"API error 429 (rate_limit_error): slow down · the limit resets at 2057-11-10T11:46:39Z", RateLimited, now.Add(maxWait)},
-		{"API error 529 (overloaded_error): Overloaded · gave up after 1 attempts; the server asked to wait until 2318-06-19T09:21:31Z", Transient, now.Add(maxWait)},
-		{"429 Too Many Requests; Retry-After: Fri, 31 Dec 9999 23:59:59 GMT", RateLimited, now.Add(maxWait)},
-		{"429 Too Many Requests; retry-after: 999999999", RateLimited, now.Add(maxWait)},
-		{"Claude AI usage limit reached|99999999999", RateLimited, now.Add(maxWait)},
+		{"API error 429 (rate_limit_error): slow down · the limit resets at 2057-11-10T11:46:39Z", RateLimited, now.Add(MaxWait)},
+		{"API error 529 (overloaded_error): Overloaded · gave up after 1 attempts; the server asked to wait until 2318-06-19T09:21:31Z", Transient, now.Add(MaxWait)},
+		{"429 Too Many Requests; Retry-After: Fri, 31 Dec 9999 23:59:59 GMT", RateLimited, now.Add(MaxWait)},
+		{"429 Too Many Requests; retry-after: 999999999", RateLimited, now.Add(MaxWait)},
+		{"Claude AI usage limit reached|99999999999", RateLimited, now.Add(MaxWait)},
 		// Claude Code's weekly limits, on a date or a weekday; a date
 		// without a year is the next one not past.
 		{"Weekly limit reached ∙ resets Nov 25, 5pm", RateLimited, time.Date(2026, 11, 25, 17, 0, 0, 0, time.Local)},

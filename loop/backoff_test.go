@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"math"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/agent"
 )
 
 func TestBackoff(t *testing.T) {
@@ -39,5 +42,19 @@ func TestBackoff(t *testing.T) {
 	// A base longer than the cap is the cap: it is what the person asked.
 	if got := backoff(time.Hour, 3, same); got != time.Hour {
 		t.Errorf("backoff(1h, 3) = %v, want 1h", got)
+	}
+}
+
+// TestBackoffHuge: a base as long as a Duration goes (retry_backoff =
+// "2562047h"), spread by the jitter, is no wait that overflowed into a
+// negative or short one: it is cut to agent.MaxWait, as a reset the agent
+// names is, and spread below it.
+func TestBackoffHuge(t *testing.T) {
+	for _, base := range []time.Duration{math.MaxInt64, 2540400 * time.Hour, agent.MaxWait + 1} {
+		for range 100 {
+			if got := backoff(base, 3, nil); got < agent.MaxWait*8/10 || got > agent.MaxWait {
+				t.Fatalf("backoff(%v, 3) with jitter = %v, want within 20%% below %v", base, got, agent.MaxWait)
+			}
+		}
 	}
 }

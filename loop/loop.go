@@ -1506,8 +1506,12 @@ func (o *Options) wait(ctx context.Context, w *waitError, totals *progress.Total
 // jitter so that many loops do not retry in step, and capped at maxBackoff,
 // or at base when that is longer. At the cap the jitter spreads the waits
 // below it, folded back rather than cut: cut, half of them would be the
-// cap itself, in step again.
+// cap itself, in step again. A base longer than agent.MaxWait (harness.toml
+// refuses one) is cut to it, as a reset the agent names is: spread, a base
+// near the longest Duration would overflow into a negative wait, and the
+// loop would retry at once.
 func backoff(base time.Duration, n int, jitter func(time.Duration) time.Duration) time.Duration {
+	base = min(base, agent.MaxWait)
 	limit := max(base, maxBackoff)
 	d := base
 	for i := 1; i < n && d < limit; i++ {

@@ -850,7 +850,9 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		// says they run (see progress.Mark.TakingBaseline).
 		taking := mark
 		taking.TakingBaseline = true
-		before, err, berr := it.begin(ctx, taking, f, text, false) // guardAfter puts back no test file
+		// The test files too: the checks run tests an earlier agent
+		// wrote (a teardown), which can delete one as the agent's can.
+		before, err, berr := it.begin(ctx, taking, f, text, true)
 		unlock()
 		// The checks will have run: the file is read, and the project
 		// listed, again.
@@ -1645,9 +1647,10 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 
 // takeBaseline runs the story's baseline checks before its first attempt
 // and records them in the entry. What the checks change of the three files
-// and the protected files is undone as after any checks (see guardAfter),
-// by before, the snapshot taken with the marker of the checks: the
-// snapshot the agent's guard compares with is taken after them. f is
+// and the protected files, and the test files they delete, is undone as
+// after any checks (see guardAfter), by before, the snapshot taken with
+// the marker of the checks: the snapshot the agent's guard compares with
+// is taken after them. f is
 // prd.json as the iteration read it. A stop that cuts the checks short
 // makes no baseline: it returns ctx's error, once the guard has undone
 // what they did.

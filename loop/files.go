@@ -64,6 +64,11 @@ type fileState struct {
 	// (or else HEAD) had it when the snapshot was taken: an object id, ""
 	// for none. Taken then, it is no copy the agent staged or committed.
 	blob string
+	// index is a protected file's entry in git's index when the snapshot
+	// was taken, its mode and object ("100644 5716ca…"), as the listing
+	// had it; "" when git did not track it (or it was in a conflict). An
+	// entry taken out since is put back (see guardIndex).
+	index string
 }
 
 // placeOf is what Lstat says is at path, a link's target included; ok is
@@ -303,6 +308,9 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 			s.special[f.name] = true
 		default:
 			if st, ok := keep(f, true); ok {
+				if index, ok := strings.CutSuffix(f.index, " 0"); ok { // not a conflict's side
+					st.index = index
+				}
 				s.protected[f.name] = st
 			}
 		}
@@ -315,7 +323,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 	if name := globs.template; name != "" {
 		if _, listed := s.protected[name]; !listed {
 			if info, err := os.Lstat(filepath.Join(o.Dir, name)); err == nil {
-				if st, ok := keep(fileInfo{name, info}, true); ok {
+				if st, ok := keep(fileInfo{name: name, info: info}, true); ok {
 					s.protected[name] = st
 				}
 			}
@@ -398,8 +406,9 @@ func gitBlobs(ctx context.Context, dir string, want map[string]bool) map[string]
 	return found
 }
 
-// guard undoes the agent's changes to protected files and puts back the
-// test files it deleted, each finding a line for the ledger, and says
+// guard undoes the agent's changes to protected files (their entries in
+// git's index too) and puts back the test files it deleted, each finding a
+// line for the ledger, and says
 // which of the project's files changed (for the stall breaker). files is
 // its listing of the project after the agent.
 func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []string, files []fileInfo, err error) {
@@ -443,6 +452,11 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 		found = append(found, fmt.Sprintf("%s: the agent deleted this git repository in a protected directory, of which ralph keeps no copy: %s", name, lostEnd))
 	}
 	more, err := s.guardProtected(ctx, o, byAgent)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	found = append(found, more...)
+	more, err = s.guardIndex(ctx, o, files, byAgent, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -535,7 +549,8 @@ func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, go
 // write a file among the protected ones (a TestMain that passes a
 // protected suite) as well as the agent that wrote it, and the next
 // snapshot would take that file for the person's. It puts back the
-// protected files who changed or deleted and the test files who deleted.
+// protected files who changed or deleted (or took out of git's index) and
+// the test files who deleted.
 // Only where protected files can be is listed (see protectedFiles), not
 // the whole project: each other file of the snapshot is looked up where
 // it was. A file put back or not, each finding is a line for the ledger.
@@ -550,6 +565,13 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 		return nil, err
 	}
 	more, err := s.guardProtected(ctx, o, who)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, more...)
+	// The template, when no protect glob matches it, is not where the
+	// listing looks.
+	more, err = s.guardIndex(ctx, o, files, who, o.guardGlobs().protect.Match)
 	if err != nil {
 		return nil, err
 	}
@@ -603,6 +625,89 @@ func (s fileSnapshot) guardProtected(ctx context.Context, o *Options, who string
 	}
 	slices.Sort(found)
 	return found, nil
+}
+
+// guardIndex puts back in git's index the entries of the protected files
+// that who took out of it (git rm --cached), as they were when the
+// snapshot was taken, a line each for the ledger: the file on disk is
+// guarded whether git tracks it or not, but a commit (the agent's or
+// ralph's) would record that git tracks it no more, and the history that
+// others run would lose it (an acceptance test). files is a listing after
+// who ran; inListing, when not nil, says which protected files it would
+// list (nil: all). A file git tracked that it lists untracked was taken
+// out; one it does not list, which guardProtected (run first) put back on
+// disk and told of as deleted, may have been (git rm), and has its entry
+// put back too. The entries go back as the index had them (git
+// update-index --cacheinfo): git reads no file for it, and runs no
+// filter. Unless such a file is found, git is not run.
+func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileInfo, who string, inListing func(string) bool) ([]string, error) {
+	if !s.tracked() {
+		return nil, nil // no listing to look through
+	}
+	untracked := map[string]bool{} // by name, the protected files listed
+	for _, f := range files {
+		if st, ok := s.protected[f.name]; ok && st.index != "" {
+			untracked[f.name] = f.index == ""
+		}
+	}
+	var found, back []string
+	for name, st := range s.protected {
+		if st.index == "" {
+			continue
+		}
+		out, listed := untracked[name]
+		switch {
+		case listed && !out:
+			continue
+		case listed:
+			found = append(found, fmt.Sprintf("%s: %s took this protected file out of git's index; ralph put it back in", name, who))
+		case inListing != nil && !inListing(name):
+			continue // not looked for
+		}
+		back = append(back, name)
+	}
+	if len(back) == 0 {
+		return nil, nil
+	}
+	if err := o.putInIndex(ctx, s.protected, back); err != nil {
+		return nil, fmt.Errorf("restore git's index: %w", err)
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// tracked reports whether git tracked any of the protected files of s.
+func (s fileSnapshot) tracked() bool {
+	for _, st := range s.protected {
+		if st.index != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// putInIndex puts the entries of the files names back in git's index, as
+// files (a snapshot's) had them. The names git update-index --cacheinfo
+// takes are the work tree's, not the work directory's, which may be a
+// directory in it.
+func (o *Options) putInIndex(ctx context.Context, files map[string]fileState, names []string) error {
+	prefix, err := git(ctx, o.Dir, "rev-parse", "--show-prefix")
+	if err != nil {
+		return err
+	}
+	prefix = strings.TrimSuffix(prefix, "\n")
+	args := []string{"update-index", "--add", "--replace"}
+	for _, name := range names {
+		mode, object, _ := strings.Cut(files[name].index, " ")
+		args = append(args, "--cacheinfo", mode+","+object+","+prefix+name)
+	}
+	_, err = git(ctx, o.Dir, args...)
+	if err != nil && strings.Contains(err.Error(), "index.lock") {
+		// One that a git killed during a commit left (the agent's).
+		o.clearIndexLock(ctx)
+		_, err = git(ctx, o.Dir, args...)
+	}
+	return err
 }
 
 // stands takes the protected file name as it is now for as it was, after
@@ -823,6 +928,10 @@ func dirsOf(root, name string) iter.Seq[string] {
 type fileInfo struct {
 	name string
 	info fs.FileInfo
+	// index is the file's entry in git's index as git listed it ("mode
+	// object stage", the first of a conflict's), "" for a file git does
+	// not track (or a listing outside git).
+	index string
 }
 
 // relisted returns listed, the project's files as a listing found them
@@ -879,17 +988,17 @@ func (o *Options) projectFiles(ctx context.Context) ([]fileInfo, error) {
 // gitFiles are the files of the work directory dir that out, a listing of
 // git's (see listing), names, as they are on disk, appended to files.
 func gitFiles(dir, out string, files []fileInfo) []fileInfo {
-	for name, kind := range listing(out) {
+	for name, e := range listing(out) {
 		info, err := os.Lstat(filepath.Join(dir, name))
 		switch {
 		case err != nil:
 			continue // a file git knows of that is gone is no file of the project
-		case kind == plainFile && info.IsDir():
+		case e.kind == plainFile && info.IsDir():
 			continue // one that became a directory: git lists the files in it
-		case kind == untrackedRepo && !info.IsDir():
+		case e.kind == untrackedRepo && !info.IsDir():
 			continue
 		}
-		files = append(files, fileInfo{name, info})
+		files = append(files, fileInfo{name, info, e.index})
 	}
 	return files
 }
@@ -947,7 +1056,7 @@ func (o *Options) protectedFiles(ctx context.Context, ignored bool) ([]fileInfo,
 			case info.IsDir():
 				walkFiles(path, root+"/", &files)
 			default:
-				files = append(files, fileInfo{root, info})
+				files = append(files, fileInfo{name: root, info: info})
 			}
 		}
 	}
@@ -975,7 +1084,7 @@ func walkFiles(path, prefix string, files *[]fileInfo) {
 		// a device is listed too, never read.
 		case t.IsRegular() || t&fs.ModeSymlink != 0 || isSpecial(t):
 			if info, err := e.Info(); err == nil { // else gone meanwhile
-				*files = append(*files, fileInfo{prefix + name, info})
+				*files = append(*files, fileInfo{name: prefix + name, info: info})
 			}
 		}
 	}
@@ -994,29 +1103,36 @@ func gitListing(ctx context.Context, dir string) (string, error) {
 	return git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
 }
 
+// listed is what a listing of git's says of a name: its kind, and its
+// entry in the index if git tracks it (see fileInfo.index).
+type listed struct {
+	kind  int
+	index string
+}
+
 // listing reads the names that git ls-files -z --stage --cached --others
-// prints, relative and slash-separated, each once, with its kind. A
-// tracked name is "mode object stage\tname", and listed once per stage of
-// a conflict; one git does not track is its name alone, with a "/" after
-// the name of a repository.
-func listing(out string) iter.Seq2[string, int] {
-	return func(yield func(string, int) bool) {
+// prints, relative and slash-separated, each once, with its kind and
+// index entry. A tracked name is "mode object stage\tname", and listed
+// once per stage of a conflict; one git does not track is its name alone,
+// with a "/" after the name of a repository.
+func listing(out string) iter.Seq2[string, listed] {
+	return func(yield func(string, listed) bool) {
 		last := ""
 		for _, rec := range strings.Split(out, "\x00") {
-			name, kind := rec, plainFile
+			name, e := rec, listed{kind: plainFile}
 			if meta, tracked, ok := strings.Cut(rec, "\t"); ok && isStage(meta) {
-				name = tracked
+				name, e.index = tracked, meta
 				if strings.HasPrefix(meta, "160000 ") {
-					kind = gitlink
+					e.kind = gitlink
 				}
 			} else if n, ok := strings.CutSuffix(rec, "/"); ok {
-				name, kind = n, untrackedRepo
+				name, e.kind = n, untrackedRepo
 			}
 			if name == "" || name == last {
 				continue
 			}
 			last = name
-			if !yield(name, kind) {
+			if !yield(name, e) {
 				return
 			}
 		}
@@ -1116,7 +1232,7 @@ func (o *Options) specialFiles(ctx context.Context, dirs map[string]bool) []file
 				continue
 			}
 			if info, err := e.Info(); err == nil {
-				files = append(files, fileInfo{name, info})
+				files = append(files, fileInfo{name: name, info: info})
 			}
 		}
 	}

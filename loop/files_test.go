@@ -368,3 +368,84 @@ func TestProtectedFilesEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardIndex: the agent's guard and the guards after it put back in
+// git's index the protected files taken out of it, with the entries the
+// index had when the snapshot was taken (a change staged before then
+// included), whether the file stayed on disk (git rm --cached) or was
+// deleted too (git rm), and whatever git ignores; a protected file git
+// did not track then is left untracked.
+func TestGuardIndex(t *testing.T) {
+	guards := map[string]func(s fileSnapshot, o *Options) ([]string, error){
+		byAgent: func(s fileSnapshot, o *Options) ([]string, error) {
+			found, _, _, err := s.guard(context.Background(), o)
+			return found, err
+		},
+		byChecks: func(s fileSnapshot, o *Options) ([]string, error) {
+			return s.guardAfter(context.Background(), o, byChecks)
+		},
+	}
+	for who, guard := range guards {
+		_, work := gitRepo(t, map[string]string{"acceptance/check.sh": "exit 1", "acceptance/gone.sh": "exit 1",
+			"acceptance/staged.sh": "v1", "app.txt": "app"})
+		writeTestFile(t, filepath.Join(work, "acceptance/staged.sh"), "v2")
+		mustGit(t, work, "add", "acceptance/staged.sh")
+		writeTestFile(t, filepath.Join(work, "acceptance/local.sh"), "mine")
+		o := &Options{Dir: work, Config: Config{Guard: Guard{Protect: []string{"acceptance"}}}}
+		before := mustGit(t, work, "ls-files", "--stage", "acceptance")
+		s, err := takeFiles(context.Background(), o, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustGit(t, work, "rm", "-q", "--cached", "acceptance/check.sh", "acceptance/staged.sh")
+		mustGit(t, work, "rm", "-q", "acceptance/gone.sh")
+		writeTestFile(t, filepath.Join(work, ".gitignore"), "acceptance/\n")
+		found, err := guard(s, o)
+		want := []string{
+			"acceptance/check.sh: " + who + " took this protected file out of git's index; ralph put it back in",
+			"acceptance/gone.sh: " + who + " deleted this protected file; ralph restored it",
+			"acceptance/staged.sh: " + who + " took this protected file out of git's index; ralph put it back in",
+		}
+		if err != nil || !slices.Equal(found, want) {
+			t.Errorf("%s: guard = %q, %v; want %q", who, found, err, want)
+		}
+		if after := mustGit(t, work, "ls-files", "--stage", "acceptance"); after != before {
+			t.Errorf("%s: the index after the guard:\n%s\nwant as before:\n%s", who, after, before)
+		}
+		if data, _ := os.ReadFile(filepath.Join(work, "acceptance/gone.sh")); string(data) != "exit 1" {
+			t.Errorf("%s: acceptance/gone.sh = %q after the guard, want %q", who, data, "exit 1")
+		}
+	}
+}
+
+// TestGuardIndexRunsNoGit: guardIndex runs git only to put an entry back:
+// not for a snapshot without a protected file git tracked, one whose
+// files the listing shows tracked still, nor one the listing does not
+// look for. Here git would fail: the directory is no work tree.
+func TestGuardIndexRunsNoGit(t *testing.T) {
+	o := &Options{Dir: t.TempDir()}
+	tracked := fileState{index: "100644 5716ca5987cbf97d6bb54920bea6adde242d87e6"}
+	cases := []struct {
+		name      string
+		protected map[string]fileState
+		files     []fileInfo
+		inListing func(string) bool
+	}{
+		{"no protected file", nil, []fileInfo{{name: "a.txt", index: tracked.index + " 0"}}, nil},
+		{"untracked", map[string]fileState{"a.txt": {}}, []fileInfo{{name: "a.txt"}}, nil},
+		{"tracked still", map[string]fileState{"a.txt": tracked}, []fileInfo{{name: "a.txt", index: tracked.index + " 0"}}, nil},
+		{"not looked for", map[string]fileState{"prompt.md": tracked}, nil, func(string) bool { return false }},
+	}
+	for _, c := range cases {
+		s := fileSnapshot{protected: c.protected}
+		found, err := s.guardIndex(context.Background(), o, c.files, byAgent, c.inListing)
+		if err != nil || len(found) != 0 {
+			t.Errorf("%s: guardIndex = %q, %v; want nothing, and no git", c.name, found, err)
+		}
+	}
+	// Taken out: git runs, and fails here.
+	s := fileSnapshot{protected: map[string]fileState{"a.txt": tracked}}
+	if _, err := s.guardIndex(context.Background(), o, []fileInfo{{name: "a.txt"}}, byAgent, nil); err == nil {
+		t.Errorf("guardIndex of a file taken out of the index, outside git: no error, want git's")
+	}
+}

@@ -174,8 +174,8 @@ func unborn(ctx context.Context, dir string) []string {
 		return nil
 	}
 	var found []string
-	for name, kind := range listing(out) {
-		if kind == plainFile {
+	for name, e := range listing(out) {
+		if e.kind == plainFile {
 			continue
 		}
 		// Without .git of its own, git would answer for the repository

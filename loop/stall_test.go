@@ -583,7 +583,7 @@ func FuzzNormalise(f *testing.F) {
 func TestChanges(t *testing.T) {
 	now := time.Now()
 	file := func(name string, size int64, mod time.Time) fileInfo {
-		return fileInfo{name, fakeInfo{size: size, mod: mod}}
+		return fileInfo{name: name, info: fakeInfo{size: size, mod: mod}}
 	}
 	before := workFiles([]fileInfo{
 		file("b.go", 10, now), file("a.go", 10, now), file("gone.go", 1, now),

@@ -64,10 +64,10 @@ type fileState struct {
 	// (or else HEAD) had it when the snapshot was taken: an object id, ""
 	// for none. Taken then, it is no copy the agent staged or committed.
 	blob string
-	// index is a protected file's entry in git's index when the snapshot
+	// index is a guarded file's entry in git's index when the snapshot
 	// was taken, its mode and object ("100644 5716ca…"), as the listing
 	// had it; "" when git did not track it (or it was in a conflict). An
-	// entry taken out since is put back (see guardIndex).
+	// entry taken out since is put back (see guardIndex, guardTests).
 	index string
 }
 
@@ -308,9 +308,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 			s.special[f.name] = true
 		default:
 			if st, ok := keep(f, true); ok {
-				if index, ok := strings.CutSuffix(f.index, " 0"); ok { // not a conflict's side
-					st.index = index
-				}
+				st.index = stageZero(f.index)
 				s.protected[f.name] = st
 			}
 		}
@@ -338,6 +336,7 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 		if st, ok := s.protected[f.name]; ok {
 			s.tests[f.name] = st
 		} else if st, ok := keep(f, false); ok {
+			st.index = stageZero(f.index)
 			s.tests[f.name] = st
 		}
 	}
@@ -519,8 +518,16 @@ func (s fileSnapshot) removeCreated(ctx context.Context, o *Options, files []fil
 // it is told all the same. A test file that cannot be put back is taken
 // as gone from then on: the guards after this one tell of their own
 // deletions, not of this one again.
+//
+// One that git tracked has its entry put back in git's index too (see
+// putInIndex): it may have been taken out with the file (git rm), or,
+// to the agent's guard, taken out and had git ignore it, which the
+// listing then leaves out (it lists the ignored files only where
+// protected ones can be) as if the file were gone. Without its entry, a
+// commit would take it out of the history, and the next snapshot would
+// not list it: a deletion then would go unseen.
 func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, gone func(name string) bool) ([]string, error) {
-	var found []string
+	var found, tracked []string
 	for name, st := range s.tests {
 		if !gone(name) {
 			continue
@@ -536,8 +543,15 @@ func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, go
 		}
 		if isLost(line) {
 			delete(s.tests, name)
+		} else if st.index != "" {
+			tracked = append(tracked, name)
 		}
 		found = append(found, line)
+	}
+	if len(tracked) > 0 {
+		if err := o.putInIndex(ctx, s.tests, tracked); err != nil {
+			return nil, fmt.Errorf("restore git's index: %w", err)
+		}
 	}
 	slices.Sort(found)
 	return found, nil
@@ -674,6 +688,15 @@ func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileIn
 	}
 	slices.Sort(found)
 	return found, nil
+}
+
+// stageZero is the mode and object of index, a listing's index entry (see
+// fileInfo.index), when it is no conflict's side; else "".
+func stageZero(index string) string {
+	if entry, ok := strings.CutSuffix(index, " 0"); ok {
+		return entry
+	}
+	return ""
 }
 
 // tracked reports whether git tracked any of the protected files of s.

@@ -449,3 +449,41 @@ func TestGuardIndexRunsNoGit(t *testing.T) {
 		t.Errorf("guardIndex of a file taken out of the index, outside git: no error, want git's")
 	}
 }
+
+// TestGuardTestsIndex: a test file git tracked that is put back has its
+// entry in git's index put back too: to the agent's guard, one taken out
+// of the index and ignored (which the listing leaves out) as one deleted
+// with git rm; to the checks', one deleted with git rm. A test file git
+// did not track stays untracked.
+func TestGuardTestsIndex(t *testing.T) {
+	_, work := gitRepo(t, map[string]string{"tests/test_a.sh": "a", "tests/test_b.sh": "b", "app.txt": "app"})
+	writeTestFile(t, filepath.Join(work, "tests/test_new.sh"), "new")
+	o := &Options{Dir: work, Config: Config{Guard: Guard{Tests: []string{"tests/**"}}}}
+	ctx := context.Background()
+	before := mustGit(t, work, "ls-files", "--stage", "tests")
+	s, err := takeFiles(ctx, o, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, work, "rm", "-q", "--cached", "tests/test_a.sh")
+	mustGit(t, work, "rm", "-q", "tests/test_b.sh")
+	writeTestFile(t, filepath.Join(work, ".gitignore"), "tests/test_a.sh\n")
+	found, _, _, err := s.guard(ctx, o)
+	deleted := func(name, who string) string {
+		return name + ": " + who + " deleted this test file (" + ratchetRule + "); ralph restored it"
+	}
+	if want := []string{deleted("tests/test_a.sh", byAgent), deleted("tests/test_b.sh", byAgent)}; err != nil || !slices.Equal(found, want) {
+		t.Errorf("guard = %q, %v; want %q", found, err, want)
+	}
+	if after := mustGit(t, work, "ls-files", "--stage", "tests"); after != before {
+		t.Errorf("the index after the agent's guard:\n%s\nwant as before:\n%s", after, before)
+	}
+	mustGit(t, work, "rm", "-q", "tests/test_b.sh")
+	found, err = s.guardAfter(ctx, o, byChecks)
+	if want := []string{deleted("tests/test_b.sh", byChecks)}; err != nil || !slices.Equal(found, want) {
+		t.Errorf("guardAfter = %q, %v; want %q", found, err, want)
+	}
+	if after := mustGit(t, work, "ls-files", "--stage", "tests"); after != before {
+		t.Errorf("the index after the checks' guard:\n%s\nwant as before:\n%s", after, before)
+	}
+}

@@ -281,3 +281,36 @@ echo first; head -c 60000 /dev/zero | tr '\0' x; echo; echo err >&2`
 		t.Errorf("late stderr = %q, want %q", got, "late2\n")
 	}
 }
+
+// TestLateOutputSlowReader: a reader of the output slower than the grace
+// period (a paused pager) costs the child none of what it wrote before it
+// exited, its last line included: reading ends at the cut, not at the
+// grace period's end.
+func TestLateOutputSlowReader(t *testing.T) {
+	const grace = 100 * time.Millisecond
+	// 60000 bytes fit in a pipe of the default size: the child exits
+	// while its output still waits there.
+	script := `echo first; head -c 60000 /dev/zero | tr '\0' x; echo; echo last`
+	stdout := &heldWriter{release: make(chan struct{})}
+	var lateOut syncBuffer
+	p := start(t, Config{Argv: []string{"sh", "-c", script},
+		Stdout: stdout, LateStdout: &lateOut, Grace: grace})
+	select {
+	case <-p.Exited():
+	case <-time.After(patience):
+		close(stdout.release)
+		t.Fatal("the child never exited")
+	}
+	// Held past the grace period: the old reading stopped there.
+	time.Sleep(5 * grace)
+	close(stdout.release)
+	if code := wait(t, p); code != 0 {
+		t.Errorf("exit code = %d, want 0", code)
+	}
+	if got, want := stdout.String(), "first\n"+strings.Repeat("x", 60000)+"\nlast\n"; got != want {
+		t.Errorf("stdout = %d bytes, ending %q; want %d bytes, ending %q", len(got), got[max(0, len(got)-10):], len(want), want[len(want)-10:])
+	}
+	if got := lateOut.String(); got != "" {
+		t.Errorf("late stdout = %q, want none", got)
+	}
+}

@@ -299,8 +299,12 @@ func Start(ctx context.Context, c Config) (*Process, error) {
 			// child that called setsid) may still hold one open: after
 			// the grace period, reading stops rather than wait for it.
 			drained = time.AfterFunc(grace, func() {
-				for _, r := range readers {
-					r.SetReadDeadline(time.Now())
+				for i, r := range readers {
+					if cuts[i] != nil {
+						cuts[i].expire()
+					} else {
+						r.SetReadDeadline(time.Now())
+					}
 				}
 			})
 		}
@@ -499,9 +503,10 @@ type cut struct {
 	// mu makes each read of the pipe and its count one step, which mark
 	// never falls within: a read whose bytes have left the pipe and are
 	// not counted yet would put the cut before them.
-	mu   sync.Mutex
-	read int64 // bytes read from the pipe so far
-	at   int64 // where the leader's exit falls in the stream; -1: not yet, or not known
+	mu      sync.Mutex
+	read    int64 // bytes read from the pipe so far
+	at      int64 // where the leader's exit falls in the stream; -1: not yet, or not known
+	expired bool  // the grace period is over: reading ends at the cut
 }
 
 // mark puts the cut at what has been read of the pipe and what it still
@@ -512,6 +517,22 @@ func (c *cut) mark() {
 	if n, ok := pending(c.r); ok {
 		c.at = c.read + int64(n)
 	}
+}
+
+// expire ends the reading of the pipe once the grace period after the
+// leader's exit is over: at once when what the leader wrote has been read
+// (or where it ends is not known), else as soon as it has. A slow reader
+// of ralph's output (a paused pager) must not cost the leader the end of
+// what it wrote, its reply: that is at most what the pipe held at its
+// exit.
+func (c *cut) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at < 0 || c.read >= c.at {
+		c.r.SetReadDeadline(time.Now())
+		return
+	}
+	c.expired = true
 }
 
 // drain reads the pipe as the function drain does, giving what comes
@@ -532,6 +553,7 @@ func (c *cut) drain(w io.Writer) {
 		var n int
 		var at int64
 		var rerr error
+		var stop bool // the grace period is over, and the cut is read
 		err := rc.Read(func(fd uintptr) bool {
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -548,6 +570,7 @@ func (c *cut) drain(w io.Writer) {
 				c.read += int64(n)
 			}
 			at = c.at
+			stop = c.expired && c.read >= c.at
 			return true
 		})
 		if err != nil || rerr != nil || n <= 0 {
@@ -567,6 +590,9 @@ func (c *cut) drain(w io.Writer) {
 			if _, werr := late.Write(buf[mine:n]); werr != nil {
 				late = nil
 			}
+		}
+		if stop {
+			return
 		}
 	}
 }

@@ -449,10 +449,10 @@ func OutsidePath(env []string, dir string) []string {
 }
 
 // LookPath finds the program name as exec.LookPath does, in the
-// directories of ralph's $PATH that the agent cannot write (see
-// WorkPath), for a program ralph runs itself with the work directory dir
-// as its own: a git the agent left in a directory of the project that
-// $PATH names must not list the files ralph guards, or commit its work.
+// directories of ralph's $PATH that are neither relative nor in the work
+// directory dir (see WorkPath), for a program ralph runs itself there: a
+// git the agent left in a directory of the project that $PATH names must
+// not list the files ralph guards, or commit its work.
 func LookPath(name, dir string) (string, error) {
 	for _, d := range pathDirs(os.Getenv("PATH"), workDirOf(dir), false) {
 		if path, err := exec.LookPath(filepath.Join(d, name)); err == nil {

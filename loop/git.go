@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -272,15 +273,13 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // gitTo is git with its output streamed to stdout, for an output too large
 // to hold in memory (a file's contents).
 func gitTo(ctx context.Context, dir string, stdout io.Writer, args ...string) error {
-	prog, err := checks.LookPath("git", dir)
+	prog, env, err := gitProgram(dir)
 	if err != nil {
 		return fmt.Errorf("git %s: %w", args[0], err)
 	}
 	cmd := exec.CommandContext(ctx, prog, append(slices.Clip(gitSafe), args...)...)
 	cmd.Dir = dir
-	// Nor do the programs git runs (a signer, a credential helper) come
-	// from where the agent writes.
-	cmd.Env = checks.OutsidePath(nil, dir)
+	cmd.Env = env
 	// A program git started (a signer, a filter) may hold its output open
 	// after git is killed: it is left to killOrphans.
 	cmd.WaitDelay = time.Second
@@ -301,4 +300,38 @@ func gitTo(ctx context.Context, dir string, stdout io.Writer, args ...string) er
 		return fmt.Errorf("git %s: %w: %s", args[0], err, msg)
 	}
 	return nil
+}
+
+// gitFound is where gitProgram found git, and git's environment.
+type gitFound struct {
+	prog string
+	env  []string
+}
+
+// gitPrograms holds gitProgram's findings, by work directory and $PATH.
+var gitPrograms sync.Map // [2]string{dir made absolute, PATH} → gitFound
+
+// gitProgram returns the git that ralph runs in the work directory dir,
+// found only in the directories of ralph's $PATH that the agent cannot
+// write (see checks.LookPath), and the environment to run it in, without
+// them: nor do the programs git runs (a signer, a credential helper) come
+// from where the agent writes. It is found once for each dir and $PATH: it
+// resolves every directory of $PATH, which costs more than a few of git's
+// runs an iteration should.
+func gitProgram(dir string) (string, []string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	key := [2]string{abs, os.Getenv("PATH")}
+	if f, ok := gitPrograms.Load(key); ok {
+		return f.(gitFound).prog, f.(gitFound).env, nil
+	}
+	prog, err := checks.LookPath("git", dir)
+	if err != nil {
+		return "", nil, err // not kept: git may yet be installed
+	}
+	f := gitFound{prog, checks.OutsidePath(nil, dir)}
+	gitPrograms.Store(key, f)
+	return f.prog, f.env, nil
 }

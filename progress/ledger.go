@@ -77,18 +77,9 @@ func Open(path string) (*Ledger, error) {
 
 // open is Open, trying again for patience while the lock is held.
 func open(path string, patience time.Duration) (*Ledger, error) {
-	dirPath := filepath.Dir(path)
-	dir, err := readbuf.Open(dirPath)
-	if err == nil {
-		if err = lockPatiently(dir, patience); err != nil {
-			dir.Close()
-		}
-	}
+	dir, err := lockFile(filepath.Dir(path), patience)
 	if err != nil {
-		if errors.Is(err, flock.ErrLocked) {
-			err = ErrLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", dirPath, bare(err))
+		return nil, err
 	}
 	f, err := openAppend(path)
 	if err != nil {
@@ -125,17 +116,9 @@ func lockPatiently(f *os.File, patience time.Duration) error {
 // releases both with the process, kill -9 included: a holder that died
 // holds nothing.
 func OpenBrief(path string) (*Ledger, error) {
-	brief, err := readbuf.Open(path)
-	if err == nil {
-		if err = lockPatiently(brief, lockPatience); err != nil {
-			brief.Close()
-		}
-	}
+	brief, err := lockFile(path, lockPatience)
 	if err != nil {
-		if errors.Is(err, flock.ErrLocked) {
-			err = ErrLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, bare(err))
+		return nil, err
 	}
 	l, err := Open(path)
 	if err != nil {
@@ -190,30 +173,49 @@ var ErrBrief = errors.New("a `ralph task` edit has held the lock")
 // on the ledger at path. It takes the file's lock for an instant to find
 // out; OpenBrief, which tries again for a moment, is not kept out by it.
 func briefHeld(path string) bool {
-	f, err := readbuf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return errors.Is(flock.Lock(f, false), flock.ErrLocked)
+	held, _ := heldLock(path)
+	return held
 }
 
 // Held reports whether a ralph holds the ledger at path open (see Open). It
 // takes the lock for an instant to find out, so it is for a command that
 // has reason to think a loop runs, not for polling.
-func Held(path string) (bool, error) {
-	dir, err := readbuf.Open(filepath.Dir(path))
+func Held(path string) (bool, error) { return heldLock(filepath.Dir(path)) }
+
+// heldLock reports whether another holds the lock on the file (or
+// directory) at path, taking it for an instant to find out.
+func heldLock(path string) (bool, error) {
+	f, err := readbuf.Open(path)
 	if err != nil {
 		return false, err
 	}
-	defer dir.Close()
-	switch err := flock.Lock(dir, false); {
+	defer f.Close()
+	switch err := flock.Lock(f, false); {
 	case errors.Is(err, flock.ErrLocked):
 		return true, nil
 	case err != nil:
 		return false, err
 	}
 	return false, nil
+}
+
+// lockFile opens the file (or directory) at path and takes its lock,
+// trying again for patience while another holds it (see lockPatiently),
+// which is ErrLocked.
+func lockFile(path string, patience time.Duration) (*os.File, error) {
+	f, err := readbuf.Open(path)
+	if err == nil {
+		if err = lockPatiently(f, patience); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		if errors.Is(err, flock.ErrLocked) {
+			err = ErrLocked
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, bare(err))
+	}
+	return f, nil
 }
 
 // QueueSyncs makes the ledger queue the sync of each record on q (see

@@ -489,7 +489,6 @@ func (r *claudeReader) result(ev map[string]json.RawMessage) {
 	r.failed = r.apiError || strings.HasPrefix(sub, "error")
 	// Its problem is taken now: what comes after the result (an
 	// api_retry, a rate_limit_event) is not the run's.
-	r.problem = nil
 	if r.apiError {
 		r.problem = r.resultProblem()
 	}

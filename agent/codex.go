@@ -32,7 +32,6 @@ type codexReader struct {
 	shownItems map[string]bool // ids of items whose call line was shown at their start (at most codexMaxShownItems)
 
 	turn codexTurn // the turn under way, or the one that ended the run
-	over bool      // the run ended: turn is its last
 }
 
 // codexTurn is what a turn said.
@@ -44,6 +43,10 @@ type codexTurn struct {
 	failed      string // the message of a turn.failed; "" if none
 	gotFailed   bool
 }
+
+// over reports whether the run ended: its turn completed or failed, and
+// is its last.
+func (r *codexReader) over() bool { return r.turn.completed || r.turn.gotFailed }
 
 func newCodexReader(shown io.Writer, now func() time.Time) *codexReader {
 	r := &codexReader{view: view{shown}, finalEvent: newFinalEvent(), now: now, shownItems: map[string]bool{}}
@@ -103,7 +106,7 @@ func (r *codexReader) line(b []byte) {
 		return
 	}
 	typ := str(ev["type"])
-	if r.over && (typ == "turn.completed" || typ == "turn.failed") {
+	if r.over() && (typ == "turn.completed" || typ == "turn.failed") {
 		// Not the run's: it ended at its first turn's end. Something it
 		// left running printed this one.
 		r.passedOver(typ)
@@ -113,7 +116,7 @@ func (r *codexReader) line(b []byte) {
 	case "thread.started":
 		r.printf("● session started\n")
 	case "turn.started":
-		if !r.over {
+		if !r.over() {
 			r.turn = codexTurn{input: r.turn.input, output: r.turn.output}
 		}
 	case "item.started":
@@ -122,7 +125,6 @@ func (r *codexReader) line(b []byte) {
 		r.itemCompleted(ev["item"])
 	case "turn.completed":
 		r.turnCompleted(ev)
-		r.over = true
 		r.end()
 	case "turn.failed":
 		var e struct {
@@ -131,7 +133,6 @@ func (r *codexReader) line(b []byte) {
 		json.Unmarshal(ev["error"], &e)
 		r.turn.gotFailed, r.turn.failed, r.turn.completed = true, e.Message, false
 		r.printf("✗ turn failed: %s\n", oneLine(firstLine(e.Message)))
-		r.over = true
 		r.end()
 	case "error":
 		// Also the notices of the retries Codex makes on its own.
@@ -255,7 +256,7 @@ func (r *codexReader) itemCompleted(raw json.RawMessage) {
 	}
 	switch it.Type {
 	case "agent_message":
-		if !r.over {
+		if !r.over() {
 			r.turn.lastMessage = it.Text
 		}
 		if it.Text != "" {

@@ -131,10 +131,10 @@ func OpenBrief(path string) (*Ledger, error) {
 
 // OpenWaiting is Open for a ralph loop, which holds the lock for its
 // whole run. A lock held by another loop is refused as Open refuses it;
-// one held by a brief holder (see OpenBrief) is waited for, up to max,
-// and waiting is called once as the wait begins. A wait that max or ctx
-// ends returns an error wrapping ErrBrief, or ctx's.
-func OpenWaiting(ctx context.Context, path string, max time.Duration, waiting func()) (*Ledger, error) {
+// one held by a brief holder (see OpenBrief) is waited for, up to
+// longest, and waiting is called once as the wait begins. A wait that
+// longest or ctx ends returns an error wrapping ErrBrief, or ctx's.
+func OpenWaiting(ctx context.Context, path string, longest time.Duration, waiting func()) (*Ledger, error) {
 	var deadline time.Time
 	for {
 		l, err := Open(path)
@@ -151,7 +151,7 @@ func OpenWaiting(ctx context.Context, path string, max time.Duration, waiting fu
 			return nil, err
 		}
 		if deadline.IsZero() {
-			deadline = time.Now().Add(max)
+			deadline = time.Now().Add(longest)
 			if waiting != nil {
 				waiting()
 			}
@@ -160,7 +160,7 @@ func OpenWaiting(ctx context.Context, path string, max time.Duration, waiting fu
 			return nil, err
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("lock %s: %w for over %v", filepath.Dir(path), ErrBrief, max)
+			return nil, fmt.Errorf("lock %s: %w for over %v", filepath.Dir(path), ErrBrief, longest)
 		}
 	}
 }

@@ -7,7 +7,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/urfave/cli/v2 v2.27.7
-	golang.org/x/sys v0.26.0 // per architecture: O_TMPFILE and linkat (internal/atomicfile), inotify and kqueue (loop/movewatch_*); fsnotify requires it already
+	golang.org/x/sys v0.26.0 // per architecture: O_TMPFILE and linkat (internal/atomicfile), inotify and kqueue (loop/movewatch_*), pidfd and a pipe's unread bytes (internal/proc); fsnotify requires it already
 )
 
 require (

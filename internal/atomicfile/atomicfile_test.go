@@ -472,3 +472,37 @@ func TestStage(t *testing.T) {
 		t.Errorf("the directory holds %q, want %q", got, want)
 	}
 }
+
+// TestReadsAs: a file's bytes are compared with the pieces of a text in
+// blocks that start and end anywhere in them, empty pieces among them,
+// and every byte counts, the size too.
+func TestReadsAs(t *testing.T) {
+	text := [][]byte{[]byte("{\n  "), nil, []byte(`"stories": [`), []byte("a"), nil, []byte(`{"id": "US-1"}`), []byte("]}\n")}
+	whole := bytes.Join(text, nil)
+	for _, block := range []int{1, 2, 3, 7, 16, 1 << 20} {
+		if !readsAs(bytes.NewReader(whole), int64(len(whole)), text, block) {
+			t.Errorf("block %d: the text itself does not read as its pieces", block)
+		}
+		for i := range whole {
+			changed := bytes.Clone(whole)
+			changed[i] ^= 1
+			if readsAs(bytes.NewReader(changed), int64(len(changed)), text, block) {
+				t.Errorf("block %d: byte %d changed, and the file still reads as the text", block, i)
+			}
+		}
+		longer := append(bytes.Clone(whole), '\n')
+		if readsAs(bytes.NewReader(longer), int64(len(longer)), text, block) {
+			t.Errorf("block %d: a byte more, and the file still reads as the text", block)
+		}
+		if readsAs(bytes.NewReader(whole[:len(whole)-1]), int64(len(whole)-1), text, block) {
+			t.Errorf("block %d: a byte less, and the file still reads as the text", block)
+		}
+		// A size said wrongly: the file is read short of it.
+		if readsAs(bytes.NewReader(whole[:len(whole)-1]), int64(len(whole)), text, block) {
+			t.Errorf("block %d: a file shorter than its size reads as the text", block)
+		}
+	}
+	if !readsAs(bytes.NewReader(nil), 0, [][]byte{nil, {}}, 8) {
+		t.Error("an empty file does not read as an empty text")
+	}
+}

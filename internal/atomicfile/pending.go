@@ -136,22 +136,44 @@ func (p *Pending) holds() bool {
 	if err != nil {
 		return false
 	}
-	size := int64(0)
-	for _, t := range p.text {
-		size += int64(len(t))
+	return readsAs(p.f, info.Size(), p.text, holdsBlock)
+}
+
+// holdsBlock is the most that holds reads at once: the file of a
+// prd.json of a few hundred stories in one read, and a larger one in
+// reads of a megabyte.
+const holdsBlock = 1 << 20
+
+// readsAs reports whether the size bytes that r holds are the pieces of
+// text one after another. It reads r in blocks of up to block bytes,
+// whatever the pieces' bounds: a prd.json's text comes in two pieces a
+// story, which one read each would make hundreds of reads.
+func readsAs(r io.ReaderAt, size int64, text [][]byte, block int) bool {
+	total := int64(0)
+	for _, t := range text {
+		total += int64(len(t))
 	}
-	if info.Size() != size {
+	if size != total {
 		return false
 	}
-	buf := make([]byte, 32<<10)
-	off := int64(0)
-	for _, t := range p.text {
-		for len(t) > 0 {
-			n := min(len(t), len(buf))
-			if _, err := p.f.ReadAt(buf[:n], off); err != nil || !bytes.Equal(buf[:n], t[:n]) {
+	buf := make([]byte, min(int64(block), size))
+	var off int64
+	var t []byte // what is left of the piece being compared
+	for off < size {
+		got := buf[:min(int64(len(buf)), size-off)]
+		if _, err := r.ReadAt(got, off); err != nil {
+			return false
+		}
+		off += int64(len(got))
+		for len(got) > 0 {
+			for len(t) == 0 {
+				t, text = text[0], text[1:]
+			}
+			n := min(len(t), len(got))
+			if !bytes.Equal(got[:n], t[:n]) {
 				return false
 			}
-			t, off = t[n:], off+int64(n)
+			got, t = got[n:], t[n:]
 		}
 	}
 	return true

@@ -506,3 +506,32 @@ func TestReadsAs(t *testing.T) {
 		t.Error("an empty file does not read as an empty text")
 	}
 }
+
+// countingReader counts the reads made of it.
+type countingReader struct {
+	*bytes.Reader
+	reads int
+}
+
+func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	r.reads++
+	return r.Reader.ReadAt(p, off)
+}
+
+// TestReadsAsInBlocks: the pieces' bounds make no reads of their own. A
+// prd.json of 200 stories comes in 400 pieces, which Commit compares at
+// every iteration of the loop: it reads them in one read.
+func TestReadsAsInBlocks(t *testing.T) {
+	var text [][]byte
+	for i := range 200 {
+		text = append(text, bytes.Repeat([]byte{byte('a' + i%26)}, 480), []byte(",\n    "))
+	}
+	whole := bytes.Join(text, nil)
+	r := &countingReader{Reader: bytes.NewReader(whole)}
+	if !readsAs(r, int64(len(whole)), text, holdsBlock) {
+		t.Fatal("the text does not read as its pieces")
+	}
+	if r.reads != 1 {
+		t.Errorf("%d bytes in %d pieces took %d reads, want 1", len(whole), len(text), r.reads)
+	}
+}

@@ -407,9 +407,27 @@ func (r *run) request(ctx context.Context, conv []message) (reply, error) {
 			wait = r.o.MaxWait
 		}
 		r.out.apiRetry(attempt, r.o.Retries, wait, ae)
-		if err := r.o.Sleep(ctx, wait); err != nil {
+		if err := r.wait(ctx, wait); err != nil {
 			return reply{}, err
 		}
+	}
+}
+
+// wait sleeps d before a request is sent again, printing a keep-alive
+// every keepAlive meanwhile: silent, a wait of up to MaxWait outlasts a
+// short agent.idle_timeout, and ralph would stop a run that only waits as
+// the server asked (Claude Code prints nothing while it waits, but its
+// waits are seconds long).
+func (r *run) wait(ctx context.Context, d time.Duration) error {
+	for {
+		step := min(d, keepAlive)
+		if err := r.o.Sleep(ctx, step); err != nil {
+			return err
+		}
+		if d -= step; d <= 0 {
+			return nil
+		}
+		r.out.ping()
 	}
 }
 

@@ -88,6 +88,12 @@ func runAgent(t testing.TB, o Options) outcome {
 	o.Sleep = func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		defer mu.Unlock()
+		// A wait goes on past the keep-alive it printed: it is one
+		// wait, slept in parts.
+		if n := len(res.waits); n > 0 && strings.HasSuffix(out.String(), `"type":"stream_event"}`+"\n") {
+			res.waits[n-1] += d
+			return nil
+		}
 		res.waits = append(res.waits, d)
 		return nil
 	}
@@ -230,6 +236,47 @@ func TestRetries(t *testing.T) {
 			}
 			if r := o.result(t); r["result"] != "Done.\n<ralph>done</ralph>" {
 				t.Errorf("result = %v", r)
+			}
+		})
+	}
+}
+
+// TestRetryKeepAlive: a wait within the run for a rate limit to lift
+// prints a keep-alive every few seconds, as a reply that streams in
+// without text does, so that ralph's agent.idle_timeout, which sees no
+// output during the wait otherwise, does not stop a run that waits as the
+// server asked.
+func TestRetryKeepAlive(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			s := startFake(t, fakemodel.Conversation{
+				Match:  "task-keepalive",
+				Steps:  []fakemodel.Step{{Text: "Done.\n<ralph>done</ralph>"}},
+				Faults: map[int][]fakemodel.Fault{0: {{Status: 429, Headers: map[string]string{"retry-after": "32"}}}},
+			})
+			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			o := runAgent(t, Options{API: a.name, BaseURL: a.base(s.URL), Prompt: "task-keepalive", Now: func() time.Time { return now }})
+			if o.code != 0 {
+				t.Fatalf("exit %d:\n%s", o.code, o.raw)
+			}
+			if len(o.waits) != 1 || o.waits[0] != 32*time.Second {
+				t.Errorf("waits = %v, want [32s]", o.waits)
+			}
+			// Between the api_retry and the reply: one keep-alive for
+			// each keepAlive the wait lasted (32s: 6 of 5s, then 2s).
+			var pings, retries int
+			for _, ev := range o.events {
+				switch {
+				case ev["type"] == "system" && ev["subtype"] == "api_retry":
+					retries++
+				case ev["type"] == "stream_event" && retries == 1:
+					pings++
+				case ev["type"] == "assistant" || ev["type"] == "result":
+					retries = 2
+				}
+			}
+			if pings != 6 {
+				t.Errorf("%d keep-alives during a 32s wait, want 6:\n%s", pings, o.raw)
 			}
 		})
 	}

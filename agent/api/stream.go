@@ -114,8 +114,9 @@ func (s *streamWriter) apiRetry(attempt, max int, wait time.Duration, e *apiErro
 }
 
 // keepAlive is how often the run shows it is alive while a reply streams
-// in without anything to print (a long tool call's arguments), so that
-// ralph's idle timeout measures the model, not the printing.
+// in without anything to print (a long tool call's arguments), and while
+// it waits to send a request again, so that ralph's idle timeout measures
+// the model, not the printing.
 const keepAlive = 5 * time.Second
 
 // alive prints a stream_event ping when nothing was printed for keepAlive.
@@ -124,8 +125,14 @@ func (s *streamWriter) alive() {
 	quiet := s.now().Sub(s.last) >= keepAlive
 	s.mu.Unlock()
 	if quiet {
-		s.emit(map[string]any{"type": "stream_event", "event": map[string]any{"type": "ping"}})
+		s.ping()
 	}
+}
+
+// ping prints a stream_event ping, which says only that the run is alive:
+// ralph shows and reads nothing of it.
+func (s *streamWriter) ping() {
+	s.emit(map[string]any{"type": "stream_event", "event": map[string]any{"type": "ping"}})
 }
 
 // resultEvent is the run's last event.

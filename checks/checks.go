@@ -94,7 +94,7 @@ type Options struct {
 // pass, the check is not run and fails (Result.NotRun), whether or not the
 // one it waited for was required: run on a failed build, it would judge
 // stale output just the same. A name in After that is not in cs is left
-// out, so that a subset of the checks (the baseline's) can run; checks
+// out, so that a subset of the checks can run; checks
 // that wait for each other in a circle are not run. Every other check
 // starts at once.
 //

@@ -1542,6 +1542,41 @@ func (o *Options) baselineChecks() []checks.Check {
 	return cs
 }
 
+// baselineRun is what runs before a story's first attempt: the baseline
+// checks, and the checks they wait for through after, baseline checks or
+// not, and so on (in harness.toml's order). Left out, such a check would
+// not run before the baseline check that needs what it makes (a build),
+// which would judge what is not there, or stale, and its baseline would
+// be no baseline of the story's code; run in the baseline, it blocks the
+// baseline check on its failure as it does after the agent.
+func (o *Options) baselineRun() []checks.Check {
+	in := map[string]bool{}
+	var add func(name string)
+	add = func(name string) {
+		if in[name] {
+			return
+		}
+		in[name] = true
+		for _, c := range o.Config.Checks {
+			if c.Name == name {
+				for _, a := range c.After {
+					add(a)
+				}
+			}
+		}
+	}
+	for _, c := range o.baselineChecks() {
+		add(c.Name)
+	}
+	var cs []checks.Check
+	for _, c := range o.Config.Checks {
+		if in[c.Name] {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
 // priorBaseline finds the story's baseline in the ledger, or says that it
 // is to be taken now (take), before the story's first attempt.
 func (it *iteration) priorBaseline(story *prd.Story) (b []progress.Check, take bool, err error) {
@@ -1653,10 +1688,12 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 // is taken after them. f is
 // prd.json as the iteration read it. A stop that cuts the checks short
 // makes no baseline: it returns ctx's error, once the guard has undone
-// what they did.
+// what they did. The checks the baseline checks wait for run before them
+// (see baselineRun), and are narrated, but only the baseline checks are
+// recorded: the others' failures always count.
 func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.Story, before snapshot) ([]progress.Check, error) {
 	o := it.o
-	cs := o.baselineChecks()
+	cs := o.baselineRun()
 	opts := o.checkOptions(it.entry.Iteration, story.ID)
 	opts.Done = func(_ int, r checks.Result) {
 		if r.Stopped {
@@ -1682,6 +1719,9 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 		return nil, ctx.Err()
 	}
 	for i, r := range results {
+		if !r.Baseline {
+			continue
+		}
 		c := progress.Check{Name: r.Name, Passed: r.Passed, TimedOut: r.TimedOut, Duration: r.Duration, Tests: max(r.Tests, 0)}
 		if !r.Passed {
 			// What failed, from the whole output (its secrets redacted),

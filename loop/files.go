@@ -134,6 +134,10 @@ type fileSnapshot struct {
 	special map[string]bool
 	dirs    map[string]bool
 	work    []fileInfo // workFiles before the agent, for the stall breaker
+	// inGit says the listing is git's, with the protected files' entries
+	// in git's index (see fileState.index): the marker keeps their
+	// digests (see guardedSums). Set only when there are protected files.
+	inGit bool
 }
 
 // isSpecial reports whether mode is a named pipe's, a socket's or a
@@ -327,6 +331,8 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 			}
 		}
 	}
+	// Known by the listing, which asked: no git runs for it.
+	s.inGit = len(s.protected) > 0 && o.gitTree(ctx)
 	// A test file deleted is put back, so that the ratchet holds for the
 	// attempts after this one too; only a deletion is looked for.
 	for _, f := range files {

@@ -86,7 +86,8 @@ func judgedDigest(f *prd.File, running string) string {
 
 // guardedSums are the digests the marker keeps: harness.toml's (when it
 // was read), prd.json's judged part (when it was parsed), and the
-// protected files', by name.
+// protected files', by name; in a git work tree, each protected file's
+// entry in git's index too (see indexSum).
 func guardedSums(harness []byte, harnessRead bool, f *prd.File, running string, files fileSnapshot) []progress.Sum {
 	var sums []progress.Sum
 	if harnessRead {
@@ -97,10 +98,22 @@ func guardedSums(harness []byte, harnessRead bool, f *prd.File, running string, 
 	}
 	names := slices.Sorted(maps.Keys(files.protected))
 	for _, name := range names {
-		sums = append(sums, progress.Sum{Name: sumName(name), Digest: files.protected[name].digest()})
+		st := files.protected[name]
+		sums = append(sums, progress.Sum{Name: sumName(name), Digest: st.digest()})
+		if files.inGit {
+			sums = append(sums, progress.Sum{Name: sumName(name) + indexSum, Digest: digestOf([]byte(st.index))})
+		}
 	}
 	return sums
 }
+
+// indexSum ends the name of the digest of a protected file's entry in
+// git's index (its mode and object, or none): an agent that took the file
+// out of the index (git rm --cached), had git ignore it and committed
+// leaves its contents as they were, and the history CI runs without it.
+// A marker an older ralph wrote has none, and none is compared then (see
+// changedSince).
+const indexSum = " (git's index)"
 
 // sumName is a file's name as a marker's line and ralph's messages show it:
 // quoted when it holds a newline or another control character, which the
@@ -140,11 +153,16 @@ func (o *Options) changedSince(ctx context.Context, m *progress.Mark) ([]string,
 		return nil, fmt.Errorf("compare the files ralph guards with iteration %d's marker: %w", m.Iteration, err)
 	}
 	was := map[string]string{}
+	index := false // the marker keeps the index's digests
 	for _, g := range m.Guarded {
 		was[g.Name] = g.Digest
+		index = index || strings.HasSuffix(g.Name, indexSum)
 	}
 	var changed []string
 	for _, g := range now {
+		if !index && strings.HasSuffix(g.Name, indexSum) {
+			continue
+		}
 		if d, ok := was[g.Name]; !ok {
 			changed = append(changed, g.Name+" (new)")
 		} else if d != g.Digest {

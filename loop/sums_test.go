@@ -101,3 +101,24 @@ func BenchmarkJudgedDigest(b *testing.B) {
 		})
 	}
 }
+
+// TestGuardedSumsIndex: in a git work tree, each protected file has a
+// second digest, of its entry in git's index, which changes when the entry
+// does (taken out of the index too); outside one, none.
+func TestGuardedSumsIndex(t *testing.T) {
+	files := func(inGit bool, index string) fileSnapshot {
+		return fileSnapshot{inGit: inGit, protected: map[string]fileState{"acceptance/check.sh": {index: index}}}
+	}
+	if sums := guardedSums(nil, false, nil, "", files(false, "")); len(sums) != 1 {
+		t.Fatalf("outside git: got %v, want the contents' digest alone", sums)
+	}
+	tracked := guardedSums(nil, false, nil, "", files(true, "100644 5716ca5987cbf97d6bb54920bea6adde242d87e6"))
+	if len(tracked) != 2 || tracked[1].Name != "acceptance/check.sh (git's index)" {
+		t.Fatalf("in git: got %v, want the contents' digest and the index's", tracked)
+	}
+	for _, index := range []string{"", "100755 5716ca5987cbf97d6bb54920bea6adde242d87e6", "100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"} {
+		if now := guardedSums(nil, false, nil, "", files(true, index)); now[1].Digest == tracked[1].Digest {
+			t.Errorf("index entry %q: the same digest as the entry it replaced", index)
+		}
+	}
+}

@@ -138,6 +138,10 @@ type fileSnapshot struct {
 	// in git's index (see fileState.index): the marker keeps their
 	// digests (see guardedSums). Set only when there are protected files.
 	inGit bool
+	// untracked are the test files git tracked that the checks took out of
+	// git's index and had git ignore (see indexWatch): the guard after
+	// them takes them for deleted.
+	untracked map[string]bool
 }
 
 // isSpecial reports whether mode is a named pipe's, a socket's or a
@@ -570,7 +574,8 @@ func (s fileSnapshot) guardTests(ctx context.Context, o *Options, who string, go
 // protected suite) as well as the agent that wrote it, and the next
 // snapshot would take that file for the person's. It puts back the
 // protected files who changed or deleted (or took out of git's index) and
-// the test files who deleted.
+// the test files who deleted, or, tracked by git, took out of its index
+// and had git ignore (s.untracked, see indexWatch).
 // Only where protected files can be is listed (see protectedFiles), not
 // the whole project: each other file of the snapshot is looked up where
 // it was. A file put back or not, each finding is a line for the ledger.
@@ -603,6 +608,9 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 		if _, ok := s.protected[name]; ok {
 			return false // guardProtected's
 		}
+		if s.untracked[name] {
+			return true
+		}
 		dir := parentDir(name)
 		names, listed := held[dir]
 		if !listed {
@@ -617,6 +625,85 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 	found = append(found, more...)
 	slices.Sort(found)
 	return found, nil
+}
+
+// indexWatch is git's index as the checks begin, when the snapshot has
+// test files git tracks: a check (the agent's code) that takes one out of
+// the index and has git ignore it leaves it on disk, where the guard after
+// the checks looks, but the next snapshot, which lists no ignored test
+// file, would not have it (the agent could delete it unseen), and a commit
+// would record it gone. git is asked which are still tracked only when
+// the index changed: most checks leave it alone.
+type indexWatch struct {
+	stamp stamp
+	ok    bool // there is a stamp to compare with
+}
+
+// watchIndex stamps git's index when s has a test file git tracked that
+// is not protected (guardIndex sees to those). The path of the index is
+// known from gitTree's run: no git runs for it.
+func (s fileSnapshot) watchIndex(ctx context.Context, o *Options) indexWatch {
+	for name := range s.tests {
+		if s.trackedTest(name) {
+			if !o.gitTree(ctx) || o.gitIndex == "" {
+				break
+			}
+			st, ok := stampOf(o.gitIndex)
+			return indexWatch{stamp: st, ok: ok}
+		}
+	}
+	return indexWatch{}
+}
+
+// trackedTest reports whether name is a test file of s, not protected,
+// that git tracked when s was taken.
+func (s fileSnapshot) trackedTest(name string) bool {
+	_, protected := s.protected[name]
+	return s.tests[name].index != "" && !protected
+}
+
+// untracked returns the test files of s that git tracked and that, since
+// w was taken, were taken out of git's index and are ignored by git: gone
+// from git's listing of the files it knows of (see gitListing), as they
+// are to the agent's guard. Nothing when the index is as it was.
+func (w indexWatch) untracked(ctx context.Context, o *Options, s fileSnapshot) (map[string]bool, error) {
+	if !w.ok {
+		return nil, nil
+	}
+	if now, ok := stampOf(o.gitIndex); ok && now == w.stamp {
+		return nil, nil
+	}
+	// The directories of the tracked test files only: most of a large
+	// project is not looked through.
+	var dirs []string
+	for name := range s.tests {
+		if s.trackedTest(name) {
+			dirs = append(dirs, parentDir(name))
+		}
+	}
+	slices.Sort(dirs)
+	args := []string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}
+	for _, dir := range slices.Compact(dirs) {
+		if dir == "" {
+			dir = "."
+		}
+		args = append(args, ":(literal)"+dir)
+	}
+	out, err := git(ctx, o.Dir, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list the test files git knows of: %w", err)
+	}
+	known := map[string]bool{}
+	for name := range strings.SplitSeq(out, "\x00") {
+		known[name] = true
+	}
+	untracked := map[string]bool{}
+	for name := range s.tests {
+		if s.trackedTest(name) && !known[name] {
+			untracked[name] = true
+		}
+	}
+	return untracked, nil
 }
 
 // guardProtected puts back the protected files that who changed or

@@ -26,11 +26,22 @@ import (
 // git lists none of its files (the guard would see none) and adds none
 // (every commit would fail).
 func inWorkTree(ctx context.Context, dir string) bool {
-	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
-	if err != nil || strings.TrimSpace(out) != "true" {
-		return false
+	in, _ := workTree(ctx, dir)
+	return in
+}
+
+// workTree is inWorkTree, and the path of git's index there, asked in the
+// same run.
+func workTree(ctx context.Context, dir string) (in bool, index string) {
+	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree", "--git-path", "index")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || lines[0] != "true" || gitIgnored(ctx, dir) {
+		return false, ""
 	}
-	return !gitIgnored(ctx, dir)
+	if len(lines) > 1 {
+		index = gitPath(dir, lines[1])
+	}
+	return true, index
 }
 
 // gitIgnored reports whether the work tree that dir is in ignores dir (a
@@ -115,8 +126,8 @@ func exists(path string) bool {
 // is not started for nothing on every iteration outside a work tree.
 func (o *Options) gitTree(ctx context.Context) bool {
 	if o.inGit == nil {
-		in := inWorkTree(ctx, o.Dir)
-		o.inGit = &in
+		in, index := workTree(ctx, o.Dir)
+		o.inGit, o.gitIndex = &in, index
 	}
 	return *o.inGit
 }

@@ -77,8 +77,10 @@ type Options struct {
 	// that a stopped ralph left unrecorded finds it changed (see
 	// changedSince), instead of stopping for a person to look.
 	AcceptChanges bool
-	// inGit caches whether Dir is in a git work tree (gitTree).
-	inGit *bool
+	// inGit caches whether Dir is in a git work tree (gitTree), and
+	// gitIndex the path of git's index there.
+	inGit    *bool
+	gitIndex string
 	// commitExcludes leave out of the run's commits the repositories with
 	// no commit checked out that a commit refused (see gitCommit).
 	commitExcludes []string
@@ -1659,6 +1661,7 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 		o.warn("%v: a directory of protected files that the checks move away and put back goes unseen", err)
 	}
 	defer stamped.close()
+	index := s.files.watchIndex(ctx, o)
 	if !run() {
 		return read, nil
 	}
@@ -1666,6 +1669,10 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 	moved, err := stamped.moved(o.Dir)
 	if err != nil {
 		o.warn("%v: a directory of protected files that the checks moved away and put back may have gone unseen", err)
+	}
+	// s is this call's copy: the snapshot the caller keeps is unchanged.
+	if s.files.untracked, err = index.untracked(context.WithoutCancel(ctx), o, s.files); err != nil {
+		return nil, err
 	}
 	judged, tampered, err := s.guardAfter(context.WithoutCancel(ctx), o, it.ledger, read, it.entry.StoryID, byChecks)
 	if err != nil {

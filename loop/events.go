@@ -101,4 +101,19 @@ func (o *Options) warn(format string, args ...any) {
 	o.emit(Event{Event: EventWarning, Message: fmt.Sprintf(format, args...)})
 }
 
+// warnOnce warns as warn does, but once per run for each message: a
+// failure that comes back at every iteration (a watch the system's limits
+// refuse, say) is said the first time only.
+func (o *Options) warnOnce(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if o.said[msg] {
+		return
+	}
+	if o.said == nil {
+		o.said = map[string]bool{}
+	}
+	o.said[msg] = true
+	o.warn("%s", msg)
+}
+
 func ptr[T any](v T) *T { return &v }

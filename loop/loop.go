@@ -88,6 +88,8 @@ type Options struct {
 	// detachedSaid whether the loop said that HEAD is detached.
 	gitHead      string
 	detachedSaid bool
+	// said are the warnings warnOnce gave.
+	said map[string]bool
 	// bufs are the buffers the files are read into (buffers).
 	bufs *buffers
 	// redactor keeps secrets out of what the loop writes; built on first
@@ -1658,7 +1660,7 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 	o := it.o
 	stamped, err := s.files.stampProtected(o.Dir)
 	if err != nil {
-		o.warn("%v: a directory of protected files that the checks move away and put back goes unseen", err)
+		o.warnOnce("%v: a directory of protected files that the checks move away and put back goes unseen", err)
 	}
 	defer stamped.close()
 	index := s.files.watchIndex(ctx, o)
@@ -1668,7 +1670,7 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 	touched := stamped.touched(o.Dir)
 	moved, err := stamped.moved(o.Dir)
 	if err != nil {
-		o.warn("%v: a directory of protected files that the checks moved away and put back may have gone unseen", err)
+		o.warnOnce("%v: a directory of protected files that the checks moved away and put back may have gone unseen", err)
 	}
 	// s is this call's copy: the snapshot the caller keeps is unchanged.
 	if s.files.untracked, err = index.untracked(context.WithoutCancel(ctx), o, s.files); err != nil {

@@ -81,13 +81,16 @@ func (s fileSnapshot) stampProtected(dir string) (st stamps, err error) {
 	for i, d := range st.dirs {
 		paths[i] = filepath.Join(dir, d)
 	}
-	st.watch, err = watchMoves(paths)
+	st.watch, err = watchDirs(paths)
 	st.stamp = make([]stamp, len(st.dirs))
 	for i, p := range paths {
 		st.stamp[i], _ = dirStamp(p)
 	}
 	return st, err
 }
+
+// watchDirs is watchMoves, but where a test makes the watch fail.
+var watchDirs = watchMoves
 
 // protectedDirs are the directories that hold the protected files of s and
 // their parents up to the project root ("."), each once, sorted.

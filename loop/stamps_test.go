@@ -1,12 +1,17 @@
 package loop
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/progress"
 )
 
 func TestProtectedDirs(t *testing.T) {
@@ -79,4 +84,52 @@ func TestStampsMoved(t *testing.T) {
 		t.Errorf("directory moved away and back: got %q, %v, want a line for a/b/", lines, err)
 	}
 	st.close()
+}
+
+// TestGuardChecksWatchFailsOnce: a watch of the directories of protected
+// files that cannot be set up (inotify's limits reached, say) is warned of
+// once per run, not at every checks run; another failure is said once too.
+func TestGuardChecksWatchFailsOnce(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		HarnessFile:  "",
+		PRDFile:      `{"userStories": [{"id": "US-001", "title": "a"}]}`,
+		ProgressFile: "",
+		"check.sh":   "exit 0\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warnings []string
+	inGit := false
+	o := &Options{Dir: dir, inGit: &inGit, Out: io.Discard, Err: io.Discard, Config: Config{Guard: Guard{Protect: []string{"check.sh"}}},
+		OnEvent: func(ev Event) {
+			if ev.Event == EventWarning {
+				warnings = append(warnings, ev.Message)
+			}
+		}}
+	failure := errors.New("watch the directories of protected files: too many open files")
+	defer func(was func([]string) (*moveWatch, error)) { watchDirs = was }(watchDirs)
+	watchDirs = func([]string) (*moveWatch, error) { return nil, failure }
+	it := &iteration{o: o, entry: progress.Entry{StoryID: "US-001"}}
+	for i := range 4 {
+		if i == 2 {
+			failure = errors.New("watch .: no space left on device")
+		}
+		s, err := takeSnapshot(context.Background(), o, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := it.guardChecks(context.Background(), s, nil, func() bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"watch the directories of protected files: too many open files: a directory of protected files that the checks move away and put back goes unseen",
+		"watch .: no space left on device: a directory of protected files that the checks move away and put back goes unseen",
+	}
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings over four checks runs:\n%q\nwant\n%q", warnings, want)
+	}
 }

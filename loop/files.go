@@ -3,9 +3,12 @@ package loop
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"iter"
@@ -735,26 +738,31 @@ func (s fileSnapshot) guardProtected(ctx context.Context, o *Options, who string
 }
 
 // guardIndex puts back in git's index the entries of the protected files
-// that who took out of it (git rm --cached), as they were when the
-// snapshot was taken, a line each for the ledger: the file on disk is
+// that who took out of it (git rm --cached), or changed, as they were when
+// the snapshot was taken, a line each for the ledger: the file on disk is
 // guarded whether git tracks it or not, but a commit (the agent's or
 // ralph's) would record that git tracks it no more, and the history that
-// others run would lose it (an acceptance test). files is a listing after
-// who ran; inListing, when not nil, says which protected files it would
-// list (nil: all). A file git tracked that it lists untracked was taken
-// out; one it does not list, which guardProtected (run first) put back on
-// disk and told of as deleted, may have been (git rm), and has its entry
-// put back too. The entries go back as the index had them (git
-// update-index --cacheinfo): git reads no file for it, and runs no
-// filter. Unless such a file is found, git is not run.
+// others run would lose it (an acceptance test). An entry changed to
+// another copy of the file (git update-index --cacheinfo), which the file
+// on disk then hides from `git add` and `git status` (--skip-worktree),
+// would have the history run a check other than the one the checks ran;
+// one changed to the file as it is on disk (git add; ralph's commit) is
+// what they ran, and stays. files is a listing after who ran; inListing,
+// when not nil, says which protected files it would list (nil: all). A
+// file git tracked that it lists untracked was taken out; one it does not
+// list, which guardProtected (run first) put back on disk and told of as
+// deleted, may have been (git rm), and has its entry put back too. The
+// entries go back as the index had them (git update-index --cacheinfo):
+// git reads no file for it, and runs no filter. Unless such a file is
+// found, git is not run.
 func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileInfo, who string, inListing func(string) bool) ([]string, error) {
 	if !s.tracked() {
 		return nil, nil // no listing to look through
 	}
-	untracked := map[string]bool{} // by name, the protected files listed
+	entries := map[string]string{} // by name, the protected files listed
 	for _, f := range files {
 		if st, ok := s.protected[f.name]; ok && st.index != "" {
-			untracked[f.name] = f.index == ""
+			entries[f.name] = f.index
 		}
 	}
 	var found, back []string
@@ -762,12 +770,19 @@ func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileIn
 		if st.index == "" {
 			continue
 		}
-		out, listed := untracked[name]
+		now, listed := entries[name]
 		switch {
-		case listed && !out:
+		case listed && stageZero(now) == st.index:
+			continue
+		case listed && now == "":
+			found = append(found, fmt.Sprintf("%s: %s took this protected file out of git's index; ralph put it back in", name, who))
+		case listed && (who == byGit || onDisk(o.Dir, name, st, stageZero(now))):
+			// ralph's commit stages what is on disk through the filters
+			// git runs (a program git ran that changed the file is told
+			// of by its contents).
 			continue
 		case listed:
-			found = append(found, fmt.Sprintf("%s: %s took this protected file out of git's index; ralph put it back in", name, who))
+			found = append(found, fmt.Sprintf("%s: %s changed this protected file's entry in git's index; ralph put it back", name, who))
 		case inListing != nil && !inListing(name):
 			continue // not looked for
 		}
@@ -781,6 +796,57 @@ func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileIn
 	}
 	slices.Sort(found)
 	return found, nil
+}
+
+// onDisk reports whether entry, an index entry's mode and object, is the
+// protected file name as it is on disk, as st says it was (guardProtected
+// put it back): its object is the file's contents as git stores them with
+// no filter (git hash-object --no-filters), by the hash the object id's
+// length says (SHA-1 or SHA-256), and its mode the file's, or the
+// snapshot's entry's (git keeps that one where core.fileMode is off).
+func onDisk(dir, name string, st fileState, entry string) bool {
+	mode, object, ok := strings.Cut(entry, " ")
+	if !ok {
+		return false
+	}
+	was, _, _ := strings.Cut(st.index, " ")
+	disk := "100644"
+	switch {
+	case st.mode&fs.ModeSymlink != 0:
+		disk = "120000"
+	case st.mode&0o100 != 0:
+		disk = "100755"
+	}
+	if mode != disk && mode != was {
+		return false
+	}
+	var h hash.Hash
+	switch len(object) {
+	case 2 * sha1.Size:
+		h = sha1.New()
+	case 2 * sha256.Size:
+		h = sha256.New()
+	default:
+		return false
+	}
+	if st.mode&fs.ModeSymlink != 0 {
+		fmt.Fprintf(h, "blob %d\x00%s", len(st.link), st.link)
+		return hex.EncodeToString(h.Sum(nil)) == object
+	}
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	fmt.Fprintf(h, "blob %d\x00", info.Size())
+	if n, err := io.Copy(h, f); err != nil || n != info.Size() {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == object
 }
 
 // stageZero is the mode and object of index, a listing's index entry (see

@@ -4,8 +4,10 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -485,5 +487,62 @@ func TestGuardTestsIndex(t *testing.T) {
 	}
 	if after := mustGit(t, work, "ls-files", "--stage", "tests"); after != before {
 		t.Errorf("the index after the checks' guard:\n%s\nwant as before:\n%s", after, before)
+	}
+}
+
+// TestOnDisk: an index entry is a protected file as it is on disk when its
+// object is git's, SHA-1 or SHA-256, for the file's contents, and its mode
+// the file's or the snapshot entry's.
+func TestOnDisk(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte("exit 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("check.sh", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, format := range []string{"sha1", "sha256"} {
+		repo := filepath.Join(dir, format)
+		if out, err := exec.Command("git", "init", "-q", "--object-format="+format, repo).CombinedOutput(); err != nil {
+			t.Skipf("git init --object-format=%s: %v: %s", format, err, out)
+		}
+		out, err := exec.Command("git", "-C", repo, "hash-object", "--no-filters", filepath.Join(dir, "check.sh")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[format] = strings.TrimSpace(string(out))
+		out, err = exec.Command("sh", "-c", "printf check.sh | git -C "+repo+" hash-object --stdin").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[format+" link"] = strings.TrimSpace(string(out))
+	}
+	file := fileState{mode: 0o644, index: "100644 " + ids["sha1"]}
+	link := fileState{mode: fs.ModeSymlink | 0o777, link: "check.sh", index: "120000 " + ids["sha1 link"]}
+	for _, c := range []struct {
+		name  string
+		st    fileState
+		entry string
+		want  bool
+	}{
+		{"check.sh", file, "100644 " + ids["sha1"], true},
+		{"check.sh", file, "100644 " + ids["sha256"], true},
+		{"check.sh", fileState{mode: 0o755, index: file.index}, "100755 " + ids["sha1"], true},
+		{"check.sh", fileState{mode: 0o755, index: file.index}, "100644 " + ids["sha1"], true}, // core.fileMode off
+		{"check.sh", file, "100755 " + ids["sha1"], false},
+		{"check.sh", file, "100644 " + ids["sha1 link"], false},
+		{"check.sh", file, "100644 " + strings.Repeat("0", 40), false},
+		{"link", link, "120000 " + ids["sha1 link"], true},
+		{"link", link, "120000 " + ids["sha256 link"], true},
+		{"link", link, "100644 " + ids["sha1 link"], false},
+		{"gone", file, "100644 " + ids["sha1"], false},
+	} {
+		if got := onDisk(dir, c.name, c.st, c.entry); got != c.want {
+			t.Errorf("onDisk(%s, %q) = %v, want %v", c.name, c.entry, got, c.want)
+		}
 	}
 }

@@ -78,11 +78,10 @@ func editFile(o Options, members bool, fn func(f *prd.File) error) error {
 func (o *Options) harnessed() bool { return len(o.Config.Agent.Argv) > 0 }
 
 // notRunning returns an error when the story id is the one a loop running in
-// dir works on now: its status is the agent's to leave alone, and the
+// o.Dir works on now: its status is the agent's to leave alone, and the
 // loop's guard would undo a change as the agent's (and count it against
 // the story). A story whose iteration a killed ralph left open may change.
-func notRunning(dir, id string) error {
-	o := Options{Dir: dir}
+func (o *Options) notRunning(id string) error {
 	path := o.path(ProgressFile)
 	m, err := progress.InFlight(path)
 	if err != nil || m == nil || m.StoryID != id {
@@ -91,7 +90,7 @@ func notRunning(dir, id string) error {
 	if held, err := progress.Held(path); err != nil || !held {
 		return err
 	}
-	return fmt.Errorf("%s is being worked on now, in iteration %d of the ralph loop running in %s: change it once that iteration ends, or stop the loop first", id, m.Iteration, dir)
+	return fmt.Errorf("%s is being worked on now, in iteration %d of the ralph loop running in %s: change it once that iteration ends, or stop the loop first", id, m.Iteration, o.Dir)
 }
 
 // story returns the story id of f, or an *InputError naming it.
@@ -207,7 +206,7 @@ func AnswerStory(o Options, id, answer string) (StoryDetail, string, error) {
 		}
 		// Blocked by its agent, whose iteration has not ended: the guard
 		// would undo the answer with the question.
-		if err := notRunning(o.Dir, id); err != nil {
+		if err := o.notRunning(id); err != nil {
 			return err
 		}
 		question = s.Blocked
@@ -233,7 +232,7 @@ func ResetStory(o Options, id string) (before, after StoryDetail, err error) {
 		before = storyDetail(f, s)
 		// The running story is refused even with nothing to reset: what
 		// the reset would leave is the judge's to say.
-		if err := notRunning(o.Dir, id); err != nil {
+		if err := o.notRunning(id); err != nil {
 			return err
 		}
 		if s.Status() == (prd.Status{}) {
@@ -271,7 +270,7 @@ func BlockStory(o Options, id, question string) (saved, replaced string, err err
 		if replaced == question {
 			return prd.ErrUnchanged
 		}
-		if err := notRunning(o.Dir, id); err != nil {
+		if err := o.notRunning(id); err != nil {
 			return err
 		}
 		s.Blocked = question

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
@@ -78,20 +79,10 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		MaxAttempts: o.Config.Limits.MaxAttempts,
 		Commit:      commit,
 	}
-	for i, g := range o.Config.Guard.Protect {
-		if i == maxChecks {
-			p.Protected = append(p.Protected, fmt.Sprintf("…and %d more in %s", len(o.Config.Guard.Protect)-i, HarnessFile))
-			break
-		}
-		p.Protected = append(p.Protected, cut(g, maxName))
-	}
-	for i, c := range s.AcceptanceCriteria {
-		if i == maxCriteria {
-			p.Story.AcceptanceCriteria = append(p.Story.AcceptanceCriteria, fmt.Sprintf("…and %d more in prd.json", len(s.AcceptanceCriteria)-i))
-			break
-		}
-		p.Story.AcceptanceCriteria = append(p.Story.AcceptanceCriteria, cut(c, maxCriterion))
-	}
+	p.Protected = firstOf(o.Config.Guard.Protect, maxChecks, func(g string) string { return cut(g, maxName) },
+		func(more string) string { return more + " in " + HarnessFile })
+	p.Story.AcceptanceCriteria = firstOf(s.AcceptanceCriteria, maxCriteria, func(c string) string { return cut(c, maxCriterion) },
+		func(more string) string { return more + " in " + PRDFile })
 	// The newest answers, if there are too many: the last question is the
 	// one the agent is waiting on.
 	for _, a := range s.Answers[max(0, len(s.Answers)-maxAnswers):] {
@@ -99,15 +90,14 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 	}
 	cs := storyChecks(o.Config.Checks, s)
 	runs := map[string]string{}
-	for i, c := range cs {
+	for _, c := range cs {
 		runs[c.Name] = cut(c.Run, maxCriterion)
-		switch {
-		case i < maxChecks:
-			p.Checks = append(p.Checks, templates.Check{Name: cut(c.Name, maxName), Run: runs[c.Name], Required: c.Required})
-		case i == maxChecks:
-			p.Checks = append(p.Checks, templates.Check{Name: fmt.Sprintf("…and %d more", len(cs)-i), Run: "in " + HarnessFile + " and " + PRDFile, Required: true})
-		}
 	}
+	p.Checks = firstOf(cs, maxChecks, func(c checks.Check) templates.Check {
+		return templates.Check{Name: cut(c.Name, maxName), Run: runs[c.Name], Required: c.Required}
+	}, func(more string) templates.Check {
+		return templates.Check{Name: more, Run: "in " + HarnessFile + " and " + PRDFile, Required: true}
+	})
 
 	path := o.path(ProgressFile)
 	head, err := progress.ReadHead(path, maxHead)
@@ -157,6 +147,20 @@ func buildPrompt(o *Options, tmpl *templates.Template, f *prd.File, s *prd.Story
 		prompt += "\n(This is the end of the prompt.)\n"
 	}
 	return prompt, prev, err
+}
+
+// firstOf is the first n of items, each as one makes it, and when there
+// are more, a last item that says how many more (made by more from "…and
+// 12 more"): a list in the prompt is bounded however long it is.
+func firstOf[T, R any](items []T, n int, one func(T) R, more func(string) R) []R {
+	var list []R
+	for i, it := range items {
+		if i == n {
+			return append(list, more(fmt.Sprintf("…and %d more", len(items)-i)))
+		}
+		list = append(list, one(it))
+	}
+	return list
 }
 
 // previousAttempt finds the story's last ledger entry, reading back from the

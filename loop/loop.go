@@ -1033,7 +1033,7 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		}
 	}
 	if v.Outcome == Retry || v.Outcome == Failed {
-		if v, err = it.stall(v, g.changed); err != nil {
+		if v, err = it.stall(v, g.changed, len(g.tampered) > 0); err != nil {
 			return it.failed(err)
 		}
 	}
@@ -1743,8 +1743,10 @@ func (it *iteration) takeBaseline(ctx context.Context, f *prd.File, story *prd.S
 }
 
 // stall fingerprints an unsuccessful iteration and fails the story as
-// stalled when the same failure has come loop.stall_after times in a row.
-func (it *iteration) stall(v Verdict, changed []string) (Verdict, error) {
+// stalled when the same failure has come loop.stall_after times in a row;
+// changed are the files the agent changed, undid whether its guard undid
+// any change (see stallReason).
+func (it *iteration) stall(v Verdict, changed []string, undid bool) (Verdict, error) {
 	o, e := it.o, &it.entry
 	e.Fingerprint = fingerprint(*e, it.outputs, changed)
 	k := o.Config.Limits.StallAfter
@@ -1767,7 +1769,7 @@ func (it *iteration) stall(v Verdict, changed []string) (Verdict, error) {
 	if n+1 < k {
 		return v, nil
 	}
-	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, len(changed) > 0)}, nil
+	return Verdict{Outcome: Failed, Reason: stallReason(*e, n+1, len(changed) > 0, undid)}, nil
 }
 
 // failed records an iteration that ralph itself could not finish (a write

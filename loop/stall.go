@@ -601,8 +601,10 @@ func repeats(path, storyID, fp string) (int, error) {
 	return n, err
 }
 
-// stallReason describes a stall for prd.json and the ledger.
-func stallReason(e progress.Entry, times int, changed bool) string {
+// stallReason describes a stall for prd.json and the ledger: changed says
+// whether the agent changed files of the project, undid whether the agent's
+// guard undid what it changed of those ralph guards.
+func stallReason(e progress.Entry, times int, changed, undid bool) string {
 	var failing []string
 	for _, c := range e.Checks {
 		if !c.Passed && !c.Known && !c.Optional {
@@ -613,7 +615,6 @@ func stallReason(e progress.Entry, times int, changed bool) string {
 	if len(failing) > 0 {
 		what = "check " + strings.Join(failing, ", ") + " failed"
 	}
-	undid := slices.ContainsFunc(e.Tampered, func(l string) bool { return strings.Contains(l, ": "+byAgent+" ") })
 	switch {
 	case !changed && undid:
 		// What it changed was the guard's to undo: the same refusal.

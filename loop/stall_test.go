@@ -621,18 +621,21 @@ func TestStallReason(t *testing.T) {
 		name    string
 		e       progress.Entry
 		changed bool
+		undid   bool
 		want    string
 	}{
-		{"a check failing, nothing changed", progress.Entry{Checks: failing, Claim: "done"}, false,
+		{"a check failing, nothing changed", progress.Entry{Checks: failing, Claim: "done"}, false, false,
 			"stalled: the same failure 3 times in a row (check unit failed, and the agent changed nothing)"},
-		{"files changed, no claim", progress.Entry{Checks: failing}, true,
+		{"files changed, no claim", progress.Entry{Checks: failing}, true, false,
 			"stalled: the same failure 3 times in a row (check unit failed, and claimed nothing)"},
-		{"guarded files changed and undone", progress.Entry{Tampered: []string{"prd.json: the agent replaced it; ralph restored the file"}}, false,
+		{"guarded files changed and undone", progress.Entry{Tampered: []string{"prd.json: the agent replaced it; ralph restored the file"}}, false, true,
 			"stalled: the same failure 3 times in a row (no check failed, and the agent changed nothing but what ralph guards, which ralph undid, and claimed nothing)"},
-		{"the checks' changes undone", progress.Entry{Checks: failing, Claim: "done", Tampered: []string{"schema/a.sql: the checks changed this protected file; ralph restored it"}}, false,
+		{"files changed, guarded ones undone", progress.Entry{Checks: failing, Claim: "done", Tampered: []string{"prd.json: the agent replaced it; ralph restored the file"}}, true, true,
+			"stalled: the same failure 3 times in a row (check unit failed)"},
+		{"the checks' changes undone", progress.Entry{Checks: failing, Claim: "done", Tampered: []string{"schema/a.sql: the checks changed this protected file; ralph restored it"}}, false, false,
 			"stalled: the same failure 3 times in a row (check unit failed, and the agent changed nothing)"},
 	} {
-		if got := stallReason(c.e, 3, c.changed); got != c.want {
+		if got := stallReason(c.e, 3, c.changed, c.undid); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}

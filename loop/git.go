@@ -26,22 +26,26 @@ import (
 // git lists none of its files (the guard would see none) and adds none
 // (every commit would fail).
 func inWorkTree(ctx context.Context, dir string) bool {
-	in, _ := workTree(ctx, dir)
+	in, _, _ := workTree(ctx, dir)
 	return in
 }
 
-// workTree is inWorkTree, and the path of git's index there, asked in the
+// workTree is inWorkTree, whether dir is out of its work tree as one that
+// the work tree ignores, and the path of git's index there, asked in the
 // same run.
-func workTree(ctx context.Context, dir string) (in bool, index string) {
+func workTree(ctx context.Context, dir string) (in, ignored bool, index string) {
 	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree", "--git-path", "index")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if err != nil || lines[0] != "true" || gitIgnored(ctx, dir) {
-		return false, ""
+	if err != nil || lines[0] != "true" {
+		return false, false, ""
+	}
+	if gitIgnored(ctx, dir) {
+		return false, true, ""
 	}
 	if len(lines) > 1 {
 		index = gitPath(dir, lines[1])
 	}
-	return true, index
+	return true, false, index
 }
 
 // gitIgnored reports whether the work tree that dir is in ignores dir (a
@@ -123,11 +127,12 @@ func exists(path string) bool {
 }
 
 // gitTree is inWorkTree for the loop's directory, asked once per run: git
-// is not started for nothing on every iteration outside a work tree.
+// is not started for nothing on every iteration outside a work tree. It
+// keeps whether the work tree ignores the directory (o.ignoredByGit) too.
 func (o *Options) gitTree(ctx context.Context) bool {
 	if o.inGit == nil {
-		in, index := workTree(ctx, o.Dir)
-		o.inGit, o.gitIndex = &in, index
+		in, ignored, index := workTree(ctx, o.Dir)
+		o.inGit, o.ignoredByGit, o.gitIndex = &in, ignored, index
 	}
 	return *o.inGit
 }

@@ -34,3 +34,43 @@ func TestGitMessageBounded(t *testing.T) {
 		t.Errorf("error of %d bytes (want at most about %d, one line, quoting git): %.200q", len(msg), maxGitMessage, msg)
 	}
 }
+
+// TestConfigWarningsIgnoredDir: with git.commit on in a directory its work
+// tree ignores, the warning says so, and git is asked once whether it
+// ignores it, not again for the warning.
+func TestConfigWarningsIgnoredDir(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git")
+	}
+	// A git that notes its arguments, outside the work tree.
+	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "git.log")
+	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	root := t.TempDir()
+	dir := filepath.Join(root, "proj")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("proj/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := git(context.Background(), root, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Dir: dir, Config: Config{Commit: true, CommitAsked: true}}
+	ws := o.configWarnings(context.Background())
+	if len(ws) != 1 || !strings.Contains(ws[0], "git ignores") {
+		t.Errorf("configWarnings = %q, want the one that git ignores the directory", ws)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), " check-ignore "); n != 1 {
+		t.Errorf("git check-ignore ran %d times, want 1; git ran:\n%s", n, data)
+	}
+}

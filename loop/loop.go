@@ -78,9 +78,11 @@ type Options struct {
 	// changedSince), instead of stopping for a person to look.
 	AcceptChanges bool
 	// inGit caches whether Dir is in a git work tree (gitTree), and
-	// gitIndex the path of git's index there.
-	inGit    *bool
-	gitIndex string
+	// ignoredByGit whether it is in one that ignores it, and gitIndex
+	// the path of git's index there.
+	inGit        *bool
+	ignoredByGit bool
+	gitIndex     string
 	// commitExcludes leave out of the run's commits the repositories with
 	// no commit checked out that a commit refused (see gitCommit).
 	commitExcludes []string

@@ -214,7 +214,7 @@ func (o *Options) configWarnings(ctx context.Context) []string {
 	}
 	switch {
 	case !o.Config.CommitAsked || o.gitTree(ctx):
-	case gitIgnored(ctx, o.Dir):
+	case o.ignoredByGit: // as gitTree found it
 		ws = append(ws, fmt.Sprintf("%s: git.commit = true, but git ignores %s (a .gitignore of the repository it is in): no iteration will be committed, and ralph lists its files itself; take it out of .gitignore to have them committed, or set git.commit = false", HarnessFile, o.Dir))
 	default:
 		ws = append(ws, fmt.Sprintf("%s: git.commit = true, but %s is not in a git work tree (or git is missing): no iteration will be committed; run `git init` to have them committed, or set git.commit = false", HarnessFile, o.Dir))

@@ -102,13 +102,10 @@ func install(path, tmp, target string, q *durable.Queue, linked *os.File) error 
 	return q.Do(func() error {
 		// The old file's pages and blocks are freed while the syncs
 		// run: for a large file that takes as long as they do (a
-		// discard of its blocks, on this disk).
-		freed := make(chan struct{})
-		go func() {
-			release()
-			close(freed)
-		}()
-		defer func() { <-freed }()
+		// discard of its blocks, on this disk). The queue's work is done
+		// once they are: whoever waits for it finds the file let go of.
+		freed := inBackground(release)
+		defer freed()
 		var err error
 		if linked != nil {
 			// The file's count of names is in its inode, which its own
@@ -128,6 +125,18 @@ func install(path, tmp, target string, q *durable.Queue, linked *os.File) error 
 		}
 		return err
 	})
+}
+
+// inBackground starts fn and returns what waits for it to return. A
+// variable, so that a test can have fn run only when waited for: a caller
+// that did not wait would let it go undone.
+var inBackground = func(fn func()) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return func() { <-done }
 }
 
 // fill writes the content to the temp file f, gathering small writes into

@@ -31,7 +31,7 @@ func initCommand() *cli.Command {
 				return usageErrorf("--preset %q: unknown preset (known: %s)", preset, strings.Join(agent.PresetNames(), ", "))
 			}
 			detected := guessChecks(dir)
-			harness := harnessTemplate(preset, detected)
+			harness := harnessFor(preset, detected)
 			if _, err := parseHarness([]byte(harness), harnessFile); err != nil {
 				// Not the user's doing: nothing they pass makes it.
 				return fmt.Errorf("the harness.toml ralph writes for --preset %s is not valid, a bug in ralph (nothing was written): %w", preset, err)
@@ -217,6 +217,11 @@ func costLine(preset string) string {
 	}
 	return "max_cost_usd = 25.0           # where the agent reports its cost\n"
 }
+
+// harnessFor is the harness.toml that init writes: harnessTemplate, which
+// a test replaces with one that does not parse (ralph's own bug, not the
+// user's).
+var harnessFor = harnessTemplate
 
 func harnessTemplate(preset string, cs []detectedCheck) string {
 	var b strings.Builder

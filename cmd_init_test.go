@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/agent"
@@ -47,5 +48,26 @@ func TestHarnessTemplate(t *testing.T) {
 				t.Errorf("--preset %s, %d checks: %v", preset, len(cs), err)
 			}
 		}
+	}
+}
+
+// TestInitOwnHarnessBroken: a harness.toml of init's own that does not
+// parse is ralph's bug, a runtime error (exit 1), not bad usage (exit 2),
+// and nothing is written.
+func TestInitOwnHarnessBroken(t *testing.T) {
+	real := harnessFor
+	harnessFor = func(string, []detectedCheck) string { return "[agent\n" }
+	t.Cleanup(func() { harnessFor = real })
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	err := newApp(&stdout, &stderr, env{}).Run([]string{"ralph", "-C", dir, "init"})
+	if err == nil || !strings.Contains(err.Error(), "a bug in ralph") {
+		t.Fatalf("init = %v, want ralph's bug", err)
+	}
+	if code := exitCode(err); code != exitRuntime {
+		t.Errorf("exit code %d, want %d", code, exitRuntime)
+	}
+	if names, _ := os.ReadDir(dir); len(names) > 0 {
+		t.Errorf("init wrote %d files, want none", len(names))
 	}
 }

@@ -74,3 +74,34 @@ func TestConfigWarningsIgnoredDir(t *testing.T) {
 		t.Errorf("git check-ignore ran %d times, want 1; git ran:\n%s", n, data)
 	}
 }
+
+// TestDetachedReftable: in a repository whose refs git keeps in a reftable
+// (git init --ref-format=reftable, git 2.45 and later), HEAD's file is a
+// stub that names no branch of the repository's: detached asks git, and
+// tells a branch checked out from a commit.
+func TestDetachedReftable(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, err := git(ctx, dir, "init", "-q", "--ref-format=reftable"); err != nil {
+		t.Skipf("this git keeps no refs in a reftable (git 2.45 and later do): %v", err)
+	}
+	if _, err := git(ctx, dir, "-c", "user.name=ralph", "-c", "user.email=ralph@example.com", "commit", "-q", "--allow-empty", "-m", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := os.ReadFile(filepath.Join(dir, ".git", "HEAD")); err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/.invalid" {
+		t.Errorf(".git/HEAD = %q (%v), want the reftable backend's stub: this test no longer tries its branch of detached", head, err)
+	}
+	o := &Options{Dir: dir}
+	if o.detached(ctx) {
+		t.Error("on a branch: detached = true, want false")
+	}
+	if _, err := git(ctx, dir, "checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if !o.detached(ctx) {
+		t.Error("on a commit, no branch: detached = false, want true")
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/textcut"
 	"github.com/ralph-harness/ralph/prd"
 	"github.com/ralph-harness/ralph/progress"
@@ -56,21 +59,51 @@ func editFile(o Options, members bool, fn func(f *prd.File) error) error {
 			}
 		}
 	}
-	var valid bool
-	var err error
-	if members {
-		valid, err = prd.UpdateStories(o.path(PRDFile), PRDFile, nil, fn)
-	} else {
-		err = prd.Update(o.path(PRDFile), PRDFile, nil, func(f *prd.File) error {
-			valid = true
-			return fn(f)
-		})
-	}
+	valid, err := prd.Edit(o.path(PRDFile), PRDFile, members, o.waitingForPRD, fn)
 	if err != nil && !valid {
 		// prd.json could not be locked, read or parsed, or is not valid.
 		return o.prdError(err)
 	}
 	return err
+}
+
+// waitingForPRD says what an edit waits for when another holds
+// prd.json's lock for more than a moment (see prd.Edit): a running loop
+// holds it while it picks and starts an iteration, in which git may take
+// its time (a large project, a stuck network file system), and while it
+// records one. The edit goes on waiting; a signal ends it, changing
+// nothing.
+func (o *Options) waitingForPRD() {
+	path := o.path(ProgressFile)
+	who, err := progress.HeldBy(path)
+	if err != nil {
+		who = progress.NoHolder
+	}
+	pid := ""
+	if who != progress.NoHolder {
+		pid = holderPID(filepath.Dir(path))
+	}
+	switch who {
+	case progress.LoopHolder:
+		o.warn("waiting for the lock on %s, which the `ralph loop` running in %s%s holds while it starts or records an iteration; the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, o.Dir, pid)
+	case progress.BriefHolder:
+		o.warn("waiting for the lock on %s, which a `ralph task` edit%s holds while it records the iteration a stopped ralph left open in %s; the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, pid, o.Dir)
+	default:
+		o.warn("waiting for the lock on %s, which another process holds (no `ralph loop` runs in %s: another `ralph task` edit, say); the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, o.Dir)
+	}
+}
+
+// holderPID names the process other than this one that holds the
+// directory dir open, as " (pid N)", where it can be told: the ralph that
+// holds its lock (see progress.Open). It is empty where it cannot (no
+// /proc, another user's process, more than one).
+func holderPID(dir string) string {
+	pids, err := proc.Holders(dir)
+	pids = slices.DeleteFunc(pids, func(pid int) bool { return pid == os.Getpid() })
+	if err != nil || len(pids) != 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pids[0])
 }
 
 // harnessed reports whether o.Config holds harness.toml's settings: a

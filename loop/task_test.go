@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/progress"
 )
 
 const taskPRD = `{
@@ -217,5 +219,41 @@ func TestReadStories(t *testing.T) {
 				t.Errorf("readStories gave %+v, want D as prd.json has it now, %+v", got, want.Story("D"))
 			}
 		})
+	}
+}
+
+// TestWaitingForPRD: an edit that waits for prd.json's lock names who
+// holds the directory's: a running loop, a `ralph task` edit recording an
+// iteration a stopped ralph left open, or neither.
+func TestWaitingForPRD(t *testing.T) {
+	dir := taskDir(t)
+	path := filepath.Join(dir, ProgressFile)
+	var out bytes.Buffer
+	o := Options{Dir: dir, Err: &out}
+	said := func() string {
+		t.Helper()
+		o.waitingForPRD()
+		s := out.String()
+		out.Reset()
+		return s
+	}
+	if s := said(); !strings.Contains(s, "which another process holds (no `ralph loop` runs in") {
+		t.Errorf("with nothing holding the directory: %q", s)
+	}
+	l, err := progress.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := said(); !strings.Contains(s, "which the `ralph loop` running in "+dir) {
+		t.Errorf("with a loop holding the directory: %q", s)
+	}
+	l.Close()
+	l, err = progress.OpenBrief(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if s := said(); !strings.Contains(s, "which a `ralph task` edit") || !strings.Contains(s, "records the iteration a stopped ralph left open") {
+		t.Errorf("with a `ralph task` edit holding the directory: %q", s)
 	}
 }

@@ -100,7 +100,7 @@ func SetStatus(path, name string, q *durable.Queue, id string, st Status, ahead 
 	if !ahead.fits(id, st) {
 		ahead = nil
 	}
-	_, err := update(path, name, q, ahead, true, func(f *File) error {
+	_, err := update(path, name, q, ahead, true, nil, func(f *File) error {
 		s := f.Story(id)
 		if s == nil {
 			return fmt.Errorf("%s: story %s: %w", name, id, ErrNoStory)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/atomicfile"
 	"github.com/ralph-harness/ralph/internal/durable"
@@ -28,7 +29,7 @@ var ErrUnchanged = errors.New("unchanged")
 // atomicfile.WriteQueued): the loop records a verdict and goes on while the
 // disk catches up.
 func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
-	_, err := update(path, name, q, nil, false, fn)
+	_, err := update(path, name, q, nil, false, nil, fn)
 	return err
 }
 
@@ -39,16 +40,29 @@ func Update(path, name string, q *durable.Queue, fn func(*File) error) error {
 // it and it is written (see updateApart). valid reports whether the file
 // was locked, read and found valid: an error is then fn's or the save's.
 func UpdateStories(path, name string, q *durable.Queue, fn func(*File) error) (valid bool, err error) {
-	return update(path, name, q, nil, true, fn)
+	return update(path, name, q, nil, true, nil, fn)
 }
+
+// Edit is UpdateStories when members is set, Update otherwise, for a
+// command that a person or a script waits on (`ralph task`): when another
+// holds the file's lock for longer than a moment (lockNotice), waiting is
+// called once, as the wait goes on, so that the command says what it
+// waits for rather than seem to hang. The save's syncs are waited for;
+// valid is UpdateStories'.
+func Edit(path, name string, members bool, waiting func(), fn func(*File) error) (valid bool, err error) {
+	return update(path, name, nil, nil, members, waiting, fn)
+}
+
+// lockNotice is how long Edit waits for the file's lock before it says so.
+var lockNotice = time.Second
 
 // update is Update, where ahead, when not nil, is a save written ahead
 // that takes the file's place if it still fits the text the file holds
 // (see SetStatus); fn is called when it does not. members says that fn
 // changes the stories' own members only (see UpdateStories); valid is
-// UpdateStories'.
-func update(path, name string, q *durable.Queue, ahead *Ahead, members bool, fn func(*File) error) (valid bool, err error) {
-	unlock, err := Lock(path)
+// UpdateStories'; waiting is Edit's.
+func update(path, name string, q *durable.Queue, ahead *Ahead, members bool, waiting func(), fn func(*File) error) (valid bool, err error) {
+	unlock, err := lock(path, waiting)
 	if err != nil {
 		return false, err
 	}
@@ -155,13 +169,26 @@ func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File
 // The lock is held on a bare descriptor: the loop takes it twice an
 // iteration, and an *os.File would cost system calls for nothing (see
 // readbuf.Descriptor).
-func Lock(path string) (func(), error) {
+func Lock(path string) (func(), error) { return lock(path, nil) }
+
+// lock is Lock, calling waiting, when not nil, once the lock has been
+// held by another for lockNotice (see Edit), and returning once waiting
+// has.
+func lock(path string, waiting func()) (func(), error) {
 	for {
 		fd, err := readbuf.Descriptor(path)
 		if err != nil {
 			return nil, err
 		}
-		if err := flock.LockDescriptor(fd, true); err != nil {
+		err = flock.LockDescriptor(fd, waiting == nil)
+		if errors.Is(err, flock.ErrLocked) {
+			stop := after(lockNotice, waiting)
+			err = flock.LockDescriptor(fd, true)
+			if stop() {
+				waiting = nil // once
+			}
+		}
+		if err != nil {
 			syscall.Close(fd)
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 		}
@@ -175,5 +202,23 @@ func Lock(path string) (func(), error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+}
+
+// after calls fn once d has passed, unless the function it returns is
+// called first; that function returns once fn, if it began, has, and
+// reports whether it did.
+func after(d time.Duration, fn func()) (stop func() (called bool)) {
+	done := make(chan struct{})
+	t := time.AfterFunc(d, func() {
+		defer close(done)
+		fn()
+	})
+	return func() bool {
+		if t.Stop() {
+			return false
+		}
+		<-done
+		return true
 	}
 }

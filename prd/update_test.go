@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/bench/fixture"
 )
@@ -166,5 +168,56 @@ func TestUpdateStoriesApart(t *testing.T) {
 				t.Errorf("fn called: %v; want %v (the file was turned down: fn runs only in updateApart, while its dependencies are checked)", called, tt.apart)
 			}
 		})
+	}
+}
+
+// TestEditWaiting: an edit that finds the file's lock held says so, once,
+// as it waits, and is made once the holder lets go; one that finds it free
+// says nothing, however short the moment before the notice.
+func TestEditWaiting(t *testing.T) {
+	defer func(d time.Duration) { lockNotice = d }(lockNotice)
+	lockNotice = 0
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, []byte(`{"userStories": [{"id": "A", "title": "a"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	retitle := func(title string) func(*File) error {
+		return func(f *File) error {
+			f.Story("A").Title = title
+			return nil
+		}
+	}
+	var told atomic.Int32
+	if _, err := Edit(path, path, true, func() { told.Add(1) }, retitle("free")); err != nil {
+		t.Fatal(err)
+	}
+	if n := told.Load(); n != 0 {
+		t.Errorf("an edit of a file nobody locked said it waited %d times", n)
+	}
+
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Edit(path, path, false, func() {
+			told.Add(1)
+			unlock() // the holder lets go once the edit says it waits
+		}, retitle("waited"))
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := told.Load(); n != 1 {
+		t.Errorf("an edit that waited for the lock said so %d times, want 1", n)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Story("A").Title; got != "waited" {
+		t.Errorf("title = %q after the edit that waited, want %q", got, "waited")
 	}
 }

@@ -182,6 +182,31 @@ func briefHeld(path string) bool {
 // has reason to think a loop runs, not for polling.
 func Held(path string) (bool, error) { return heldLock(filepath.Dir(path)) }
 
+// Holder is who holds the lock on a ledger (see HeldBy).
+type Holder int
+
+const (
+	// NoHolder: nobody holds it.
+	NoHolder Holder = iota
+	// LoopHolder: a ralph loop, which holds it for its whole run.
+	LoopHolder
+	// BriefHolder: a `ralph task` edit recording an iteration a stopped
+	// ralph left open, which lets go of it soon (see OpenBrief).
+	BriefHolder
+)
+
+// HeldBy says who holds the lock on the ledger at path, as Held finds
+// out, for a command that waits for a lock the holder takes too.
+func HeldBy(path string) (Holder, error) {
+	switch held, err := Held(path); {
+	case err != nil || !held:
+		return NoHolder, err
+	case briefHeld(path):
+		return BriefHolder, nil
+	}
+	return LoopHolder, nil
+}
+
 // heldLock reports whether another holds the lock on the file (or
 // directory) at path, taking it for an instant to find out.
 func heldLock(path string) (bool, error) {

@@ -110,19 +110,26 @@ func lockPatiently(f *os.File, patience time.Duration) error {
 
 // OpenBrief is Open for a holder that lets go of the lock soon (a `ralph
 // task` edit that records an iteration a stopped ralph left open), and
-// says so: it first takes a lock on the file itself, which a ralph loop
-// that finds the directory locked looks at (see OpenWaiting). It returns
-// an error wrapping ErrLocked when another holds either lock. The kernel
-// releases both with the process, kill -9 included: a holder that died
-// holds nothing.
+// says so: once it holds the directory's lock, it takes a lock on the file
+// itself, which a ralph loop that finds the directory locked looks at (see
+// OpenWaiting). It returns an error wrapping ErrLocked when another holds
+// either lock. The kernel releases both with the process, kill -9
+// included: a holder that died holds nothing.
+//
+// The file's lock is taken after the directory's, and let go of before
+// it (see Close), so that a holder of the file's lock holds the
+// directory's: one that held the file while it tried for the directory,
+// which a running loop held, was taken by a loop started then for the
+// holder of the directory, and said it waited for a `ralph task` edit
+// before it was refused as another loop.
 func OpenBrief(path string) (*Ledger, error) {
-	brief, err := lockFile(path, lockPatience)
+	l, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := Open(path)
+	brief, err := lockFile(path, lockPatience)
 	if err != nil {
-		brief.Close()
+		l.Close()
 		return nil, err
 	}
 	l.brief = brief
@@ -142,13 +149,17 @@ func OpenWaiting(ctx context.Context, path string, longest time.Duration, waitin
 			return l, err
 		}
 		if !briefHeld(path) {
-			// A brief holder lets go of the directory before the
-			// file: one that let go of the file since Open gave up
-			// has let go of both.
-			if l, again := open(path, 0); again == nil {
+			// The directory is held, the file is not: by another
+			// loop, or by a brief holder that has just taken the
+			// directory's lock and not yet the file's, or has just
+			// let go of the file's and not yet of the directory's.
+			// Either takes a moment, which Open's patience outlasts.
+			if l, again := open(path, lockPatience); again == nil {
 				return l, nil
 			}
-			return nil, err
+			if !briefHeld(path) {
+				return nil, err
+			}
 		}
 		if deadline.IsZero() {
 			deadline = time.Now().Add(longest)
@@ -170,8 +181,9 @@ func OpenWaiting(ctx context.Context, path string, longest time.Duration, waitin
 var ErrBrief = errors.New("a `ralph task` edit has held the lock")
 
 // briefHeld reports whether a brief holder (see OpenBrief) holds the lock
-// on the ledger at path. It takes the file's lock for an instant to find
-// out; OpenBrief, which tries again for a moment, is not kept out by it.
+// on the ledger at path: it holds the file's lock only while it holds the
+// directory's. It takes the file's lock for an instant to find out;
+// OpenBrief, which tries again for a moment, is not kept out by it.
 func briefHeld(path string) bool {
 	held, _ := heldLock(path)
 	return held
@@ -353,11 +365,11 @@ func (l *Ledger) Follow() (restored bool, err error) {
 // Close waits for the syncs queued for the file, closes it and releases the
 // lock. A sync that failed is its error, as the queue reports it.
 func (l *Ledger) Close() error {
-	// The directory is let go of before the file (see OpenWaiting).
+	// The file is let go of before the directory (see OpenBrief).
+	defer l.dir.Close()
 	if l.brief != nil {
 		defer l.brief.Close()
 	}
-	defer l.dir.Close()
 	if err := l.q.Wait(); err != nil {
 		l.f.Close()
 		return err

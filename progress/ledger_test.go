@@ -478,3 +478,46 @@ func TestOpenBriefLocked(t *testing.T) {
 		t.Error("the file's lock is held after the brief holder let go")
 	}
 }
+
+// TestOpenBriefWhileLoopRuns: a brief holder that finds the directory
+// held by a running loop holds nothing while it tries for it. One that
+// held the file's lock meanwhile was taken, by a loop started then, for
+// the holder of the directory: the loop said it waited for a `ralph task`
+// edit (briefHeld, which OpenWaiting and HeldBy ask), then was refused as
+// another loop. The file is looked at while the brief holder tries, for as
+// long as it takes to start it many times over.
+func TestOpenBriefWhileLoopRuns(t *testing.T) {
+	defer func(d time.Duration) { lockPatience = d }(lockPatience)
+	lockPatience = time.Minute // the brief holder tries until the loop ends
+	path := filepath.Join(t.TempDir(), "progress.txt")
+	loop := openLedger(t, path)
+	brief := make(chan *Ledger, 1)
+	go func() {
+		l, err := OpenBrief(path)
+		if err != nil {
+			t.Error(err)
+		}
+		brief <- l
+	}()
+	for range 50 {
+		if briefHeld(path) {
+			t.Error("the file's lock is held while a loop holds the directory's: a starting loop would wait for a `ralph task` edit")
+			break
+		}
+		if who, err := HeldBy(path); err != nil || who != LoopHolder {
+			t.Errorf("HeldBy = %v, %v while a loop holds the lock, want %v", who, err, LoopHolder)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	loop.Close()
+	if l := <-brief; l != nil {
+		if who, err := HeldBy(path); err != nil || who != BriefHolder {
+			t.Errorf("HeldBy = %v, %v while a brief holder holds the lock, want %v", who, err, BriefHolder)
+		}
+		l.Close()
+	}
+	if who, err := HeldBy(path); err != nil || who != NoHolder {
+		t.Errorf("HeldBy = %v, %v once every holder let go, want %v", who, err, NoHolder)
+	}
+}

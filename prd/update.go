@@ -62,7 +62,9 @@ var lockNotice = time.Second
 // changes the stories' own members only (see UpdateStories); valid is
 // UpdateStories'; waiting is Edit's.
 func update(path, name string, q *durable.Queue, ahead *Ahead, members bool, waiting func(), fn func(*File) error) (valid bool, err error) {
-	unlock, err := lock(path, waiting)
+	// From here on, path is the file locked: a link at path that is
+	// changed meanwhile leaves the edit on the file it read.
+	unlock, path, err := lock(path, waiting)
 	if err != nil {
 		return false, err
 	}
@@ -169,16 +171,23 @@ func updateApart(path, name string, q *durable.Queue, data []byte, fn func(*File
 // The lock is held on a bare descriptor: the loop takes it twice an
 // iteration, and an *os.File would cost system calls for nothing (see
 // readbuf.Descriptor).
-func Lock(path string) (func(), error) { return lock(path, nil) }
+func Lock(path string) (func(), error) {
+	unlock, _, err := lock(path, nil)
+	return unlock, err
+}
 
 // lock is Lock, calling waiting, when not nil, once the lock has been
 // held by another for lockNotice (see Edit), and returning once waiting
-// has.
-func lock(path string, waiting func()) (func(), error) {
+// has. It returns the file it locked too: path, or the file a link at path
+// led to when it was locked, which Update reads and saves, the link
+// resolved once. Resolved at the save instead, a link changed meanwhile
+// had the edit of the file locked and read saved over a file neither
+// locked nor read.
+func lock(path string, waiting func()) (unlock func(), locked string, err error) {
 	for {
 		fd, err := readbuf.Descriptor(path)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		err = flock.LockDescriptor(fd, waiting == nil)
 		if errors.Is(err, flock.ErrLocked) {
@@ -190,17 +199,17 @@ func lock(path string, waiting func()) (func(), error) {
 		}
 		if err != nil {
 			syscall.Close(fd)
-			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+			return nil, "", &fs.PathError{Op: "lock", Path: path, Err: err}
 		}
-		same, err := readbuf.IsFile(fd, path)
-		if same {
+		locked, err := readbuf.Resolve(fd, path)
+		if locked != "" {
 			// Once: a second close could close a descriptor that
 			// took its number since.
-			return sync.OnceFunc(func() { syscall.Close(fd) }), nil
+			return sync.OnceFunc(func() { syscall.Close(fd) }), locked, nil
 		}
 		syscall.Close(fd)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 }

@@ -221,3 +221,64 @@ func TestEditWaiting(t *testing.T) {
 		t.Errorf("title = %q after the edit that waited, want %q", got, "waited")
 	}
 }
+
+// TestUpdateLinkChanged: prd.json a link, changed to lead to another file
+// while an edit holds the lock, leaves the edit on the file locked and
+// read; the other file, which nobody locked, is left as it was. (The save
+// followed the link as it was then, and wrote the edit of one file over
+// the other.) Each way of saving is tried: Update's and UpdateStories'
+// apart (see updateApart).
+func TestUpdateLinkChanged(t *testing.T) {
+	defer func(n int) { splitMin = n }(splitMin)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer readOnce.Store(readOnce.Load())
+	splitMin = 1
+	for _, how := range []string{"Update", "UpdateStories"} {
+		t.Run(how, func(t *testing.T) {
+			readOnce.Store(how == "UpdateStories")
+			dir := t.TempDir()
+			a, b, link := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "prd.json")
+			other := []byte(`{"userStories": [{"id": "A", "title": "b's"}]}`)
+			if err := errors.Join(
+				os.WriteFile(a, []byte(`{"userStories": [{"id": "A", "title": "a's"}]}`), 0o644),
+				os.WriteFile(b, other, 0o644),
+				os.Symlink("a.json", link),
+			); err != nil {
+				t.Fatal(err)
+			}
+			relink := func() {
+				if err := errors.Join(os.Remove(link), os.Symlink("b.json", link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			switch how {
+			case "Update":
+				err = Update(link, "prd.json", nil, func(f *File) error {
+					relink()
+					f.Story("A").Attempts = 1
+					return nil
+				})
+			case "UpdateStories":
+				_, err = UpdateStories(link, "prd.json", nil, func(f *File) error {
+					relink()
+					f.Story("A").Attempts = 1
+					return nil
+				})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(b); !bytes.Equal(got, other) {
+				t.Errorf("the file the link was changed to, which nobody locked, was written:\n%s", got)
+			}
+			f, err := Load(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := f.Story("A"); s.Attempts != 1 || s.Title != "a's" {
+				t.Errorf("the file locked and read has %q with %d attempts, want a's with 1", s.Title, s.Attempts)
+			}
+		})
+	}
+}

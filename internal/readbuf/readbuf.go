@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -51,6 +52,36 @@ func IsFile(fd int, path string) (bool, error) {
 		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return held.Dev == now.Dev && held.Ino == now.Ino, nil
+}
+
+// Resolve returns the path of the file the descriptor fd is, when the file
+// at path is still that file (path itself), or a link that leads to it
+// (then the file's path, through every link): "" when a rename replaced
+// it, or the link was changed, since fd was opened. Where path is no link
+// it takes the system calls IsFile takes. Errors are *fs.PathError.
+func Resolve(fd int, path string) (string, error) {
+	var held, now syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &held) }); err != nil {
+		return "", &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if err := ignoringEINTR(func() error { return syscall.Lstat(path, &now) }); err != nil {
+		return "", &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	file := path
+	if now.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", err
+		}
+		if err := ignoringEINTR(func() error { return syscall.Stat(target, &now) }); err != nil {
+			return "", &fs.PathError{Op: "stat", Path: target, Err: err}
+		}
+		file = target
+	}
+	if held.Dev != now.Dev || held.Ino != now.Ino {
+		return "", nil
+	}
+	return file, nil
 }
 
 // open is Open's system call, without the *os.File.

@@ -80,3 +80,35 @@ func TestIsFile(t *testing.T) {
 		t.Errorf("IsFile of a removed path: %v, %v; want an error naming %s", same, err, path)
 	}
 }
+
+// TestResolve: a descriptor opened through a link is the file the link
+// leads to, by that file's path, until the link is changed; one opened by
+// the file's own path is the file at that path.
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	a, b, link := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "link")
+	if err := errors.Join(os.WriteFile(a, nil, 0o644), os.WriteFile(b, nil, 0o644), os.Symlink("a", link)); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := Descriptor(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if got, err := Resolve(fd, link); got != real || err != nil {
+		t.Errorf("Resolve through the link: %q, %v; want %q", got, err, real)
+	}
+	if got, err := Resolve(fd, a); got != a || err != nil {
+		t.Errorf("Resolve by the file's path: %q, %v; want %q", got, err, a)
+	}
+	if err := errors.Join(os.Remove(link), os.Symlink("b", link)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Resolve(fd, link); got != "" || err != nil {
+		t.Errorf("Resolve through the link changed: %q, %v; want \"\"", got, err)
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/bench/fixture"
+	"github.com/ralph-harness/ralph/internal/atomicfile"
 )
 
 func TestUpdateConcurrent(t *testing.T) {
@@ -280,5 +282,29 @@ func TestUpdateLinkChanged(t *testing.T) {
 				t.Errorf("the file locked and read has %q with %d attempts, want a's with 1", s.Title, s.Attempts)
 			}
 		})
+	}
+}
+
+// TestUpdateSyncFails: the sync that makes an update's rename durable runs
+// on a queue of its own, after the lock is let go of; its failure is
+// still Update's error, naming the file: the edit may be lost to a crash.
+func TestUpdateSyncFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prd.json")
+	if err := os.WriteFile(path, []byte(`{"userStories": [{"id": "A", "title": "a"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errSync := errors.New("sync failed")
+	defer atomicfile.SetSync(func(f *os.File) error {
+		if info, err := f.Stat(); err == nil && info.IsDir() {
+			return errSync // the directory's, queued: the temp file's went well
+		}
+		return f.Sync()
+	})()
+	err := Update(path, "prd.json", nil, func(f *File) error {
+		f.Story("A").Attempts = 1
+		return nil
+	})
+	if !errors.Is(err, errSync) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Update with the directory's sync failing: %v, want %v naming %s", err, errSync, path)
 	}
 }

@@ -23,6 +23,15 @@ import (
 // that root cannot provoke with permissions.
 var syncFile = (*os.File).Sync
 
+// SetSync makes sync do every sync of a file or directory this package
+// makes, until the function it returns puts the real one back: for a test
+// of a package that saves through this one, to make a sync fail.
+func SetSync(sync func(*os.File) error) (restore func()) {
+	orig := syncFile
+	syncFile = sync
+	return func() { syncFile = orig }
+}
+
 // Write replaces the file at path with data. The data goes to a temp file in the
 // same directory, which is synced and renamed over path, so path always holds
 // either the old or the new content. An existing file keeps its mode; a new one

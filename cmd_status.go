@@ -53,13 +53,10 @@ func printStatus(c *cli.Context, r loop.StatusReport) error {
 		}
 	}
 	now := ""
-	switch {
-	case r.Running != nil:
+	if r.Running != nil {
 		now = running(r.Running)
-	case r.Next != "":
-		now = "next: " + r.Next
 	}
-	printSummary(w, r.Project, r.Passing, r.Total, now, blocked)
+	printSummary(w, r.Project, r.Passing, r.Total, now, r.Next, blocked)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STORY\tSTATE\tATTEMPTS\tLAST\tTITLE")
 	for _, s := range r.Stories {
@@ -99,16 +96,20 @@ func seconds(s float64) time.Duration {
 }
 
 // printSummary prints the summary line of `ralph status` and `ralph task
-// list`, with now ("next: US-001", or what a running loop does) after the
-// count when set, then, so that no open question is missed, the command that answers
-// each blocked story, and a blank line.
-func printSummary(w io.Writer, project string, passing, total int, now string, blocked []string) {
+// list`, with after the count now (what a running loop does) when set,
+// else the next story's id when there is one ("next: US-001"), then, so
+// that no open question is missed, the command that answers each blocked
+// story, and a blank line.
+func printSummary(w io.Writer, project string, passing, total int, now, next string, blocked []string) {
 	if project != "" {
 		fmt.Fprintf(w, "%s: ", project)
 	}
 	fmt.Fprintf(w, "%d of %s", passing, plural.Of(total, "1 story passes", "%d stories pass"))
-	if now != "" {
+	switch {
+	case now != "":
 		fmt.Fprintf(w, "; %s", now)
+	case next != "":
+		fmt.Fprintf(w, "; next: %s", next)
 	}
 	fmt.Fprintln(w)
 	switch len(blocked) {

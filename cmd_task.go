@@ -150,11 +150,7 @@ func taskListCommand() *cli.Command {
 					notes = append(notes, n)
 				}
 			}
-			next := ""
-			if l.Next != "" {
-				next = "next: " + l.Next
-			}
-			printSummary(w, l.Project, l.Passing, l.Total, next, blocked)
+			printSummary(w, l.Project, l.Passing, l.Total, "", l.Next, blocked)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "STORY\tSTATE\tPRIORITY\tATTEMPTS\tTITLE")
 			for _, s := range l.Stories {

@@ -145,6 +145,10 @@ type fileSnapshot struct {
 	// git's index and had git ignore (see indexWatch): the guard after
 	// them takes them for deleted.
 	untracked map[string]bool
+	// marks are the files whose entries in git's index were marked (see
+	// fileInfo.marks) when the snapshot was taken, by name: a person's
+	// marks, which stay. nil when there are none (always, outside git).
+	marks map[string]uint8
 }
 
 // isSpecial reports whether mode is a named pipe's, a socket's or a
@@ -266,6 +270,14 @@ func takeFiles(ctx context.Context, o *Options, tests bool, listed []fileInfo) (
 		}
 	}
 	s.work = workFiles(files)
+	for _, f := range files {
+		if f.marks != 0 {
+			if s.marks == nil {
+				s.marks = map[string]uint8{}
+			}
+			s.marks[f.name] = f.marks
+		}
+	}
 	globs := o.guardGlobs()
 	if globs.none(g) {
 		return s, nil
@@ -431,7 +443,11 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 	}
 	changed = changes(s.work, workFiles(files))
 	if o.guardGlobs().none(g) {
-		return nil, changed, files, nil
+		found, err = s.guardMarks(ctx, o, files, byAgent, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return found, changed, files, nil
 	}
 	now := map[string]bool{}
 	repos := map[string]bool{}
@@ -468,12 +484,17 @@ func (s fileSnapshot) guard(ctx context.Context, o *Options) (found, changed []s
 		return nil, nil, nil, err
 	}
 	found = append(found, more...)
-	more, err = s.guardIndex(ctx, o, files, byAgent, nil)
+	more, back, err := s.guardIndex(ctx, o, files, byAgent, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	found = append(found, more...)
 	more, err = s.guardTests(ctx, o, byAgent, func(name string) bool { return !now[name] })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	found = append(found, more...)
+	more, err = s.guardMarks(ctx, o, files, byAgent, back)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -599,7 +620,7 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 	found = append(found, more...)
 	// The template, when no protect glob matches it, is not where the
 	// listing looks.
-	more, err = s.guardIndex(ctx, o, files, who, o.guardGlobs().protect.Match)
+	more, _, err = s.guardIndex(ctx, o, files, who, o.guardGlobs().protect.Match)
 	if err != nil {
 		return nil, err
 	}
@@ -630,32 +651,62 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 	return found, nil
 }
 
-// indexWatch is git's index as the checks begin, when the snapshot has
-// test files git tracks: a check (the agent's code) that takes one out of
-// the index and has git ignore it leaves it on disk, where the guard after
-// the checks looks, but the next snapshot, which lists no ignored test
-// file, would not have it (the agent could delete it unseen), and a commit
-// would record it gone. git is asked which are still tracked only when
-// the index changed: most checks leave it alone.
+// indexWatch is git's index as the checks begin, in a git work tree. A
+// check (the agent's code) that takes a test file git tracks out of the
+// index and has git ignore it leaves it on disk, where the guard after the
+// checks looks, but the next snapshot, which lists no ignored test file,
+// would not have it (the agent could delete it unseen), and a commit
+// would record it gone. One that marks a file's entry skip-worktree or
+// assume-unchanged hides its changes from ralph's commit (see guardMarks).
+// git is asked only when the index changed: most checks leave it alone.
 type indexWatch struct {
 	stamp stamp
 	ok    bool // there is a stamp to compare with
 }
 
-// watchIndex stamps git's index when s has a test file git tracked that
-// is not protected (guardIndex sees to those). The path of the index is
-// known from gitTree's run: no git runs for it.
+// watchIndex stamps git's index, in a git work tree. The path of the index
+// is known from gitTree's run: no git runs for it.
 func (s fileSnapshot) watchIndex(ctx context.Context, o *Options) indexWatch {
-	for name := range s.tests {
-		if s.trackedTest(name) {
-			if !o.gitTree(ctx) || o.gitIndex == "" {
-				break
-			}
-			st, ok := stampOf(o.gitIndex)
-			return indexWatch{stamp: st, ok: ok}
+	if !o.gitTree(ctx) || o.gitIndex == "" {
+		return indexWatch{}
+	}
+	st, ok := stampOf(o.gitIndex)
+	return indexWatch{stamp: st, ok: ok}
+}
+
+// changed reports whether git's index may have changed since w was taken.
+func (w indexWatch) changed(o *Options) bool {
+	if !w.ok {
+		return false
+	}
+	now, ok := stampOf(o.gitIndex)
+	return !ok || now != w.stamp
+}
+
+// marked clears the marks (see guardMarks) that who, the checks, set on
+// entries of git's index since the snapshot s was taken, a line each for
+// the ledger. The guard after the agent cleared those the agent set: the
+// index is listed, only when it changed since w was taken.
+func (w indexWatch) marked(ctx context.Context, o *Options, s fileSnapshot, who string) ([]string, error) {
+	if !w.changed(o) {
+		return nil, nil
+	}
+	out, err := git(ctx, o.Dir, "ls-files", "-z", "-v", "--stage", "--cached", "--", ".")
+	if err != nil {
+		return nil, fmt.Errorf("list git's index: %w", err)
+	}
+	// Only the files marked since are looked at on disk: gone, one is not
+	// listed (see gitFiles).
+	var files []fileInfo
+	for name, e := range listing(out) {
+		if e.marks&^s.marks[name] == 0 {
+			continue
+		}
+		if info, err := os.Lstat(filepath.Join(o.Dir, name)); err == nil {
+			files = append(files, fileInfo{name: name, info: info, index: e.index, marks: e.marks})
 		}
 	}
-	return indexWatch{}
+	return s.guardMarks(ctx, o, files, who, nil)
 }
 
 // trackedTest reports whether name is a test file of s, not protected,
@@ -670,10 +721,7 @@ func (s fileSnapshot) trackedTest(name string) bool {
 // from git's listing of the files it knows of (see gitListing), as they
 // are to the agent's guard. Nothing when the index is as it was.
 func (w indexWatch) untracked(ctx context.Context, o *Options, s fileSnapshot) (map[string]bool, error) {
-	if !w.ok {
-		return nil, nil
-	}
-	if now, ok := stampOf(o.gitIndex); ok && now == w.stamp {
+	if !w.changed(o) {
 		return nil, nil
 	}
 	// The directories of the tracked test files only: most of a large
@@ -683,6 +731,9 @@ func (w indexWatch) untracked(ctx context.Context, o *Options, s fileSnapshot) (
 		if s.trackedTest(name) {
 			dirs = append(dirs, parentDir(name))
 		}
+	}
+	if len(dirs) == 0 {
+		return nil, nil
 	}
 	slices.Sort(dirs)
 	args := []string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}
@@ -754,10 +805,10 @@ func (s fileSnapshot) guardProtected(ctx context.Context, o *Options, who string
 // deleted, may have been (git rm), and has its entry put back too. The
 // entries go back as the index had them (git update-index --cacheinfo):
 // git reads no file for it, and runs no filter. Unless such a file is
-// found, git is not run.
-func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileInfo, who string, inListing func(string) bool) ([]string, error) {
+// found, git is not run. back are the names whose entries went back.
+func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileInfo, who string, inListing func(string) bool) (found, back []string, err error) {
 	if !s.tracked() {
-		return nil, nil // no listing to look through
+		return nil, nil, nil // no listing to look through
 	}
 	entries := map[string]string{} // by name, the protected files listed
 	for _, f := range files {
@@ -765,7 +816,6 @@ func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileIn
 			entries[f.name] = f.index
 		}
 	}
-	var found, back []string
 	for name, st := range s.protected {
 		if st.index == "" {
 			continue
@@ -789,13 +839,13 @@ func (s fileSnapshot) guardIndex(ctx context.Context, o *Options, files []fileIn
 		back = append(back, name)
 	}
 	if len(back) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := o.putInIndex(ctx, s.protected, back); err != nil {
-		return nil, fmt.Errorf("restore git's index: %w", err)
+		return nil, nil, fmt.Errorf("restore git's index: %w", err)
 	}
 	slices.Sort(found)
-	return found, nil
+	return found, back, nil
 }
 
 // onDisk reports whether entry, an index entry's mode and object, is the
@@ -887,6 +937,89 @@ func (o *Options) putInIndex(ctx context.Context, files map[string]fileState, na
 	if err != nil && strings.Contains(err.Error(), "index.lock") {
 		// One that a git killed during a commit left (the agent's).
 		o.clearIndexLock(ctx)
+		_, err = git(ctx, o.Dir, args...)
+	}
+	return err
+}
+
+// guardMarks clears the marks that who set since the snapshot on the
+// entries in git's index of files, a listing after who ran (see
+// fileInfo.marks), a line each for the ledger: a file marked skip-worktree
+// or assume-unchanged, then changed, is one whose change git add and git
+// status pass over, and so ralph's commit: the checks ran it, the history
+// would lack it. A mark the snapshot has stays (a person's, to keep a
+// local edit out of commits), as do the marks of a file gone from disk,
+// which the listing leaves out: a sparse checkout's, whose clearing would
+// have the commit delete the file. back are entries put back whole since
+// the listing (see guardIndex), their marks with them. Unless a mark was
+// set, git is not run.
+func (s fileSnapshot) guardMarks(ctx context.Context, o *Options, files []fileInfo, who string, back []string) ([]string, error) {
+	var found, skip, assume []string
+	for _, f := range files {
+		set := f.marks &^ s.marks[f.name]
+		if set == 0 || slices.Contains(back, f.name) {
+			continue
+		}
+		var names []string
+		if set&skipWorktree != 0 {
+			skip = append(skip, f.name)
+			names = append(names, "skip-worktree")
+		}
+		if set&assumeUnchanged != 0 {
+			assume = append(assume, f.name)
+			names = append(names, "assume-unchanged")
+		}
+		line := fmt.Sprintf("%s: %s marked this file %s in git's index%s", f.name, who, strings.Join(names, " and "), markEnd)
+		if len(names) > 1 {
+			line += "s"
+		}
+		found = append(found, line)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	if err := o.clearMarks(ctx, skip, assume); err != nil {
+		return nil, fmt.Errorf("clear the marks in git's index: %w", err)
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// markEnd ends guardMarks' lines (with an "s" after it for two marks).
+const markEnd = ", which hides its changes from commits; ralph cleared the mark"
+
+// isMarkLine reports whether t, a tampered line, is guardMarks': a mark
+// cleared, which fails no iteration. It hid work from the commit rather
+// than forged a pass: the checks ran the files as they are, and the
+// commit, the mark cleared, records them so.
+func isMarkLine(t string) bool {
+	return strings.HasSuffix(t, markEnd) || strings.HasSuffix(t, markEnd+"s")
+}
+
+// clearMarks takes the skip-worktree mark off the entries in git's index
+// of the files skip names, and the assume-unchanged mark off those of
+// assume, in one run. Given both options, git update-index applies
+// --no-assume-unchanged to every file named after it, and
+// --no-skip-worktree to those named after it and before the other: its
+// files come first. Each name is "./" and the file's, which git reads as a file's
+// however it begins ("-x" would be an option).
+func (o *Options) clearMarks(ctx context.Context, skip, assume []string) error {
+	args := []string{"update-index"}
+	if len(skip) > 0 {
+		args = append(args, "--no-skip-worktree")
+		for _, name := range skip {
+			args = append(args, "./"+name)
+		}
+	}
+	if len(assume) > 0 {
+		args = append(args, "--no-assume-unchanged")
+		for _, name := range assume {
+			args = append(args, "./"+name)
+		}
+	}
+	_, err := git(ctx, o.Dir, args...)
+	if err != nil && strings.Contains(err.Error(), "index.lock") {
+		o.clearIndexLock(ctx) // as in putInIndex
 		_, err = git(ctx, o.Dir, args...)
 	}
 	return err
@@ -1114,6 +1247,10 @@ type fileInfo struct {
 	// object stage", the first of a conflict's), "" for a file git does
 	// not track (or a listing outside git).
 	index string
+	// marks are the marks git's index keeps on the file's entry that hide
+	// its changes from git add and git status (skipWorktree,
+	// assumeUnchanged), as the listing's tags say; 0 outside git.
+	marks uint8
 }
 
 // relisted returns listed, the project's files as a listing found them
@@ -1180,7 +1317,7 @@ func gitFiles(dir, out string, files []fileInfo) []fileInfo {
 		case e.kind == untrackedRepo && !info.IsDir():
 			continue
 		}
-		files = append(files, fileInfo{name, info, e.index})
+		files = append(files, fileInfo{name: name, info: info, index: e.index, marks: e.marks})
 	}
 	return files
 }
@@ -1203,9 +1340,9 @@ func (o *Options) protectedFiles(ctx context.Context, ignored bool) ([]fileInfo,
 	var files []fileInfo
 	if o.gitTree(ctx) {
 		// Without --exclude-standard, --others lists what git ignores too.
-		args := []string{"ls-files", "-z", "--stage", "--cached", "--others"}
+		args := []string{"ls-files", "-z", "-v", "--stage", "--cached", "--others"}
 		if ignored {
-			args = []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard"}
+			args = []string{"ls-files", "-z", "-v", "--others", "--ignored", "--exclude-standard"}
 		}
 		args = append(args, "--")
 		for _, root := range globs.protectRoots {
@@ -1282,33 +1419,58 @@ const (
 // gitListing lists the files of the git work tree at dir that git knows
 // of, tracked or not ignored, for listing to read.
 func gitListing(ctx context.Context, dir string) (string, error) {
-	return git(ctx, dir, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
+	return git(ctx, dir, "ls-files", "-z", "-v", "--stage", "--cached", "--others", "--exclude-standard", "--", ".")
 }
 
-// listed is what a listing of git's says of a name: its kind, and its
-// entry in the index if git tracks it (see fileInfo.index).
+// listed is what a listing of git's says of a name: its kind, its entry
+// in the index if git tracks it (see fileInfo.index), and the marks on
+// that entry (see fileInfo.marks).
 type listed struct {
 	kind  int
 	index string
+	marks uint8
 }
 
-// listing reads the names that git ls-files -z --stage --cached --others
-// prints, relative and slash-separated, each once, with its kind and
-// index entry. A tracked name is "mode object stage\tname", and listed
-// once per stage of a conflict; one git does not track is its name alone,
-// with a "/" after the name of a repository.
+// The marks on an entry of git's index that hide the file's changes from
+// git add and git status, and so from a commit: set with git update-index
+// --skip-worktree and --assume-unchanged.
+const (
+	skipWorktree uint8 = 1 << iota
+	assumeUnchanged
+)
+
+// listing reads the names that git ls-files -z -v --stage --cached
+// --others prints, relative and slash-separated, each once, with its
+// kind, index entry and marks. Each record begins with a tag and a space:
+// "?" for a name git does not track, else "S" for an entry marked
+// skip-worktree, a lower-case one for an entry marked assume-unchanged
+// ("s" for both). A tracked name is then "mode object stage\tname", and
+// listed once per stage of a conflict; one git does not track is its name
+// alone, with a "/" after the name of a repository.
 func listing(out string) iter.Seq2[string, listed] {
 	return func(yield func(string, listed) bool) {
 		last := ""
 		for _, rec := range strings.Split(out, "\x00") {
+			if len(rec) < 2 || rec[1] != ' ' {
+				continue // the end, after the last NUL
+			}
+			tag, rec := rec[0], rec[2:]
 			name, e := rec, listed{kind: plainFile}
-			if meta, tracked, ok := strings.Cut(rec, "\t"); ok && isStage(meta) {
+			if tag == '?' {
+				if n, ok := strings.CutSuffix(rec, "/"); ok {
+					name, e.kind = n, untrackedRepo
+				}
+			} else if meta, tracked, ok := strings.Cut(rec, "\t"); ok && isStage(meta) {
 				name, e.index = tracked, meta
 				if strings.HasPrefix(meta, "160000 ") {
 					e.kind = gitlink
 				}
-			} else if n, ok := strings.CutSuffix(rec, "/"); ok {
-				name, e.kind = n, untrackedRepo
+				if tag == 'S' || tag == 's' {
+					e.marks |= skipWorktree
+				}
+				if 'a' <= tag && tag <= 'z' {
+					e.marks |= assumeUnchanged
+				}
 			}
 			if name == "" || name == last {
 				continue

@@ -440,14 +440,14 @@ func TestGuardIndexRunsNoGit(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := fileSnapshot{protected: c.protected}
-		found, err := s.guardIndex(context.Background(), o, c.files, byAgent, c.inListing)
+		found, _, err := s.guardIndex(context.Background(), o, c.files, byAgent, c.inListing)
 		if err != nil || len(found) != 0 {
 			t.Errorf("%s: guardIndex = %q, %v; want nothing, and no git", c.name, found, err)
 		}
 	}
 	// Taken out: git runs, and fails here.
 	s := fileSnapshot{protected: map[string]fileState{"a.txt": tracked}}
-	if _, err := s.guardIndex(context.Background(), o, []fileInfo{{name: "a.txt"}}, byAgent, nil); err == nil {
+	if _, _, err := s.guardIndex(context.Background(), o, []fileInfo{{name: "a.txt"}}, byAgent, nil); err == nil {
 		t.Errorf("guardIndex of a file taken out of the index, outside git: no error, want git's")
 	}
 }

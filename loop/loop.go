@@ -1008,18 +1008,20 @@ func (it *iteration) run(ctx context.Context, f *prd.File, story *prd.Story, tex
 		stopped = e.AgentNote
 	}
 	// What was tampered with, for the verdict's reason: only the ratchet's
-	// count, or only by the checks.
-	onlyFewerTests := !slices.ContainsFunc(e.Tampered, func(t string) bool {
+	// count, or only by the checks. A mark in git's index cleared is told
+	// of, but fails nothing (see isMarkLine).
+	counted := slices.DeleteFunc(slices.Clone(e.Tampered), isMarkLine)
+	onlyFewerTests := !slices.ContainsFunc(counted, func(t string) bool {
 		return !strings.HasSuffix(t, refusalEnd)
 	})
-	onlyByChecks := !slices.ContainsFunc(e.Tampered, func(t string) bool {
+	onlyByChecks := !slices.ContainsFunc(counted, func(t string) bool {
 		return !strings.Contains(t, ": "+byChecks+" ")
 	})
 	v := Judge(Evidence{
 		Claim:          claim,
 		FailedRequired: failed,
 		Known:          knownFailures(e.Checks),
-		Tampered:       len(e.Tampered) > 0,
+		Tampered:       len(counted) > 0,
 		FewerTests:     onlyFewerTests,
 		ByChecks:       onlyByChecks,
 		Stopped:        stopped,
@@ -1682,6 +1684,13 @@ func (it *iteration) guardChecks(ctx context.Context, s snapshot, read *prd.File
 	if err != nil {
 		return nil, err
 	}
+	// After guardAfter, which may have put protected files' entries back
+	// whole, their marks with them.
+	marked, err := index.marked(context.WithoutCancel(ctx), o, s.files, byChecks)
+	if err != nil {
+		return nil, err
+	}
+	tampered = append(tampered, marked...)
 	tampered = append(tampered, putBackInTime(touched, tampered)...)
 	tampered = append(tampered, moved...)
 	for _, t := range tampered {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/durable"
 )
@@ -156,7 +158,9 @@ func readsAs(r io.ReaderAt, size int64, text [][]byte, block int) bool {
 	if size != total {
 		return false
 	}
-	buf := make([]byte, min(int64(block), size))
+	held := blocks.get(int(min(int64(block), size)), block)
+	defer blocks.Put(held)
+	buf := *held
 	var off int64
 	var t []byte // what is left of the piece being compared
 	for off < size {
@@ -177,6 +181,26 @@ func readsAs(r io.ReaderAt, size int64, text [][]byte, block int) bool {
 		}
 	}
 	return true
+}
+
+// blockPool holds readsAs's blocks, used again: Commit compares prd.json's
+// rewrite at every iteration of the loop, and a block made anew each time,
+// the size of the file up to holdsBlock (100 kB at 200 stories, a megabyte
+// at 10,000), was most of what an iteration allocated.
+type blockPool struct{ sync.Pool } // of *[]byte
+
+var blocks blockPool
+
+// get returns a block of n bytes, to be put back with Put. A new one has
+// room up to the next power of two, up to most: prd.json grows by a few
+// bytes at every iteration, and a block of its size would fit it once.
+func (p *blockPool) get(n, most int) *[]byte {
+	if b, _ := p.Get().(*[]byte); b != nil && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n, max(n, min(1<<bits.Len(uint(n)), most)))
+	return &b
 }
 
 // install is Commit for a Pending made by Stage.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-harness/ralph/checks"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/readbuf"
 	"github.com/ralph-harness/ralph/internal/textcut"
 )
 
@@ -244,7 +245,7 @@ func (o *Options) detached(ctx context.Context) bool {
 		}
 		o.gitHead = gitPath(o.Dir, strings.TrimSpace(out))
 	}
-	head, err := os.ReadFile(o.gitHead)
+	head, err := readbuf.ReadFile(nil, o.gitHead)
 	if bytes.Equal(bytes.TrimSpace(head), []byte("ref: refs/heads/.invalid")) {
 		// The reftable backend's stub: HEAD is kept elsewhere, and only
 		// git can say.

@@ -105,3 +105,24 @@ func TestDetachedReftable(t *testing.T) {
 		t.Error("on a commit, no branch: detached = false, want true")
 	}
 }
+
+// TestDetachedAllocates: the file git keeps HEAD in is read after every
+// commit, as a bare descriptor into a buffer (readbuf.ReadFile), not with
+// os.ReadFile, whose *os.File and poller set-up cost five system calls
+// more for a regular file and allocations of their own.
+func TestDetachedAllocates(t *testing.T) {
+	head := filepath.Join(t.TempDir(), "HEAD")
+	if err := os.WriteFile(head, []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{gitHead: head}
+	ctx := context.Background()
+	detached := true
+	allocs := testing.AllocsPerRun(20, func() { detached = o.detached(ctx) })
+	if detached {
+		t.Fatal("HEAD on a branch read as detached")
+	}
+	if allocs > 2 {
+		t.Errorf("detached: %v allocations a call, want at most 2", allocs)
+	}
+}

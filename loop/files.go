@@ -18,8 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -109,60 +107,19 @@ func (st fileState) unchanged(path string) bool {
 	return err == nil && sum == st.sum
 }
 
-// sumFile returns the sha256 of the file at path, read in chunks (a
+// sumFile returns the sha256 of the file at path, read in pieces (a
 // protected file may be larger than what ralph keeps in memory), and its
 // size. The guard sums every protected file after the agent, after the
 // checks and after ralph's commit, each iteration: the sum reads the bare
-// descriptor (see readbuf.Descriptor) through a buffer used again, without
+// descriptor through a buffer used again (see readbuf.ReadEach), without
 // os.Open's five system calls for the poller and io.Copy's fresh 32 kB a
 // file. What is not a regular file (a named pipe put in its place, whose
 // reading could wait for ever) is an error.
 func sumFile(path string) (sum [32]byte, size int64, err error) {
-	fd, err := readbuf.Descriptor(path)
-	if err != nil {
-		return sum, 0, err
-	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
-		return sum, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return sum, 0, &fs.PathError{Op: "read", Path: path, Err: readbuf.ErrNotRegular}
-	}
-	buf := sumBuffers.Get().(*[]byte)
-	defer sumBuffers.Put(buf)
 	h := sha256.New()
-	for {
-		var n int
-		err := ignoringEINTR(func() (err error) {
-			n, err = syscall.Read(fd, *buf)
-			return err
-		})
-		if err != nil {
-			return sum, size, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		h.Write((*buf)[:n])
-		size += int64(n)
-	}
+	size, err = readbuf.ReadEach(path, func(p []byte) { h.Write(p) })
 	h.Sum(sum[:0])
-	return sum, size, nil
-}
-
-// sumBuffers are sumFile's buffers, used again.
-var sumBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// ignoringEINTR calls fn until it returns anything but EINTR, which a
-// signal can make a system call return.
-func ignoringEINTR(fn func() error) error {
-	for {
-		if err := fn(); err != syscall.EINTR {
-			return err
-		}
-	}
+	return sum, size, err
 }
 
 // fileSnapshot is the guarded files before the agent ran.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"github.com/ralph-harness/ralph/internal/huge"
@@ -140,18 +141,11 @@ func unreadable(path string, dir bool) error {
 // It works on the descriptor alone: an *os.File would cost a descriptor
 // check, a try at the poller and a finalizer for every read.
 func ReadFile(buf []byte, path string) ([]byte, error) {
-	fd, err := open(path)
+	fd, st, err := openRegular(path)
 	if err != nil {
 		return buf[:0], err
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
-		return buf[:0], &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
-		return buf[:0], unreadable(path, kind == syscall.S_IFDIR)
-	}
 	buf = buf[:0]
 	// One byte more than the file, so that the read that finds the end
 	// needs no room of its own; a buffer that must grow gets a quarter
@@ -180,6 +174,59 @@ func ReadFile(buf []byte, path string) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// ReadEach reads the file at path to its end, a piece at a time, through a
+// buffer used again, and hands each piece to fn, which may not keep it: for
+// a file that is read through rather than kept, however large (a sum). It
+// returns how much it read. Errors are ReadFile's.
+func ReadEach(path string, fn func([]byte)) (n int64, err error) {
+	fd, _, err := openRegular(path)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Close(fd)
+	buf := pieces.Get().(*[]byte)
+	defer pieces.Put(buf)
+	for {
+		var m int
+		err := ignoringEINTR(func() (err error) {
+			m, err = syscall.Read(fd, *buf)
+			return err
+		})
+		if err != nil {
+			return n, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			return n, nil
+		}
+		fn((*buf)[:m])
+		n += int64(m)
+	}
+}
+
+// pieces are ReadEach's buffers.
+var pieces = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// openRegular opens the file at path, as open does, and returns its
+// status: a file whose reading may never end (a named pipe, a device, a
+// socket) is ErrNotRegular, and a directory is refused as os.ReadFile
+// refuses one, neither left open.
+func openRegular(path string) (int, syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	fd, err := open(path)
+	if err != nil {
+		return -1, st, err
+	}
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		syscall.Close(fd)
+		return -1, st, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
+		syscall.Close(fd)
+		return -1, st, unreadable(path, kind == syscall.S_IFDIR)
+	}
+	return fd, st, nil
 }
 
 // fresh returns an empty buffer with room for at least n bytes: from a

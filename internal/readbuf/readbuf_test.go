@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -128,5 +129,28 @@ func TestReadFileHalves(t *testing.T) {
 	}
 	if off, err := syscall.Seek(fd, 0, io.SeekCurrent); off != int64(len(data)) || err != nil {
 		t.Errorf("readHalves left the offset at %d (%v), want %d", off, err, len(data))
+	}
+}
+
+// TestReadEach: a file is handed over whole, piece by piece, however its
+// size falls against the buffer's, and its size is told; one that is not
+// there is an error that names it.
+func TestReadEach(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 32<<10 - 1, 32 << 10, 100<<10 + 7} {
+		path := filepath.Join(dir, "f")
+		want := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		size, err := ReadEach(path, func(p []byte) { got = append(got, p...) })
+		if err != nil || size != int64(n) || !bytes.Equal(got, want) {
+			t.Errorf("ReadEach of %d bytes: %d bytes told, %d handed over (%v), want all of them", n, size, len(got), err)
+		}
+	}
+	missing := filepath.Join(dir, "missing")
+	if _, err := ReadEach(missing, func([]byte) {}); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("ReadEach of a missing file: %v, want an error naming it", err)
 	}
 }

@@ -44,6 +44,12 @@ func TestReadFileRefusesPipe(t *testing.T) {
 		}
 		t.Errorf("OpenFile of a directory: %v, want %v", err, syscall.EISDIR)
 	}
+	if _, err := ReadEach(path, func([]byte) {}); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadEach of a named pipe: %v, want %v", err, ErrNotRegular)
+	}
+	if _, err := ReadEach(dir, func([]byte) {}); !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("ReadEach of a directory: %v, want %v", err, syscall.EISDIR)
+	}
 }
 
 // TestIsFile: a descriptor is the file at its path until a rename replaces

@@ -126,18 +126,34 @@ func sumName(name string) string {
 }
 
 // guardedNow are the digests of guardedSums, taken of the files as they are
-// now. A file that cannot be read (or prd.json parsed) has none.
-func (o *Options) guardedNow(ctx context.Context, running string) ([]progress.Sum, error) {
+// now, and the snapshot of the project's files they were taken of. A file
+// that cannot be read (or prd.json parsed) has none.
+func (o *Options) guardedNow(ctx context.Context, running string) ([]progress.Sum, fileSnapshot, error) {
 	files, err := takeFiles(ctx, o, false, nil)
 	if err != nil {
-		return nil, err
+		return nil, files, err
 	}
 	harness, herr := readbuf.ReadFile(nil, o.path(HarnessFile))
 	var f *prd.File
 	if data, err := readbuf.ReadFile(nil, o.path(PRDFile)); err == nil {
 		f, _ = prd.Parse(data, PRDFile)
 	}
-	return guardedSums(harness, herr == nil, f, running, files), nil
+	return guardedSums(harness, herr == nil, f, running, files), files, nil
+}
+
+// stagedAsOnDisk are the names of the index digests (see indexSum) of the
+// protected files of files whose entries in git's index are the files as
+// they are on disk: staged by git add, or by ralph's own commit, which the
+// guard takes for no tampering. An entry that changed so, its file's
+// contents as the marker had them, is no change a kill hid.
+func (o *Options) stagedAsOnDisk(files fileSnapshot) map[string]bool {
+	staged := map[string]bool{}
+	for name, st := range files.protected {
+		if st.index != "" && onDisk(o.Dir, name, st, st.index) {
+			staged[sumName(name)+indexSum] = true
+		}
+	}
+	return staged
 }
 
 // changedSince names what the guard watches that is not as m's marker
@@ -148,20 +164,37 @@ func (o *Options) changedSince(ctx context.Context, m *progress.Mark) ([]string,
 	if len(m.Guarded) == 0 {
 		return nil, nil
 	}
-	now, err := o.guardedNow(ctx, m.StoryID)
+	now, files, err := o.guardedNow(ctx, m.StoryID)
 	if err != nil {
 		return nil, fmt.Errorf("compare the files ralph guards with iteration %d's marker: %w", m.Iteration, err)
 	}
-	was := map[string]string{}
+	recorded := map[string]string{}
 	index := false // the marker keeps the index's digests
 	for _, g := range m.Guarded {
-		was[g.Name] = g.Digest
+		recorded[g.Name] = g.Digest
 		index = index || strings.HasSuffix(g.Name, indexSum)
 	}
+	was := maps.Clone(recorded) // less those found
+	contents := map[string]string{}
+	for _, g := range now {
+		contents[g.Name] = g.Digest
+	}
+	var staged map[string]bool
 	var changed []string
 	for _, g := range now {
 		if !index && strings.HasSuffix(g.Name, indexSum) {
 			continue
+		}
+		if file, ok := strings.CutSuffix(g.Name, indexSum); ok && recorded[g.Name] != g.Digest && recorded[file] == contents[file] {
+			// The person's edit, or a new check, staged as it is on
+			// disk: the guard in the run would have let it be.
+			if staged == nil {
+				staged = o.stagedAsOnDisk(files)
+			}
+			if staged[g.Name] {
+				delete(was, g.Name)
+				continue
+			}
 		}
 		if d, ok := was[g.Name]; !ok {
 			changed = append(changed, g.Name+" (new)")

@@ -883,20 +883,45 @@ func onDisk(dir, name string, st fileState, entry string) bool {
 		fmt.Fprintf(h, "blob %d\x00%s", len(st.link), st.link)
 		return hex.EncodeToString(h.Sum(nil)) == object
 	}
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	info, err := f.Stat()
+	// git's object begins with the size: taken first, and the file read
+	// (a regular one only) must be of that size still.
+	path := filepath.Join(dir, name)
+	info, err := os.Lstat(path)
 	if err != nil || !info.Mode().IsRegular() {
 		return false
 	}
 	fmt.Fprintf(h, "blob %d\x00", info.Size())
-	if n, err := io.Copy(h, f); err != nil || n != info.Size() {
+	if n, err := readbuf.ReadEach(path, func(p []byte) { h.Write(p) }); err != nil || n != info.Size() {
 		return false
 	}
 	return hex.EncodeToString(h.Sum(nil)) == object
+}
+
+// ignoreStat reports whether git's core.ignoreStat is set in the work
+// tree, asking git the first time only (*known is its answer then).
+func ignoreStat(ctx context.Context, o *Options, known **bool) bool {
+	if *known == nil {
+		out, err := git(ctx, o.Dir, "config", "--bool", "core.ignoreStat")
+		on := err == nil && strings.TrimSpace(out) == "true"
+		*known = &on
+	}
+	return **known
+}
+
+// hidesChange reports whether f's entry in git's index, as a listing after
+// a run has it, is not f as it is on disk: a mark on it keeps a change out
+// of commits. With core.ignoreStat, git marks every file it adds
+// assume-unchanged itself, staged as it is on disk (see ignoreStat).
+func hidesChange(dir string, f fileInfo) bool {
+	st := fileState{mode: f.info.Mode(), index: stageZero(f.index)}
+	if st.mode&fs.ModeSymlink != 0 {
+		link, err := os.Readlink(filepath.Join(dir, f.name))
+		if err != nil {
+			return true
+		}
+		st.link = link
+	}
+	return !onDisk(dir, f.name, st, st.index)
 }
 
 // stageZero is the mode and object of index, a listing's index entry (see
@@ -955,8 +980,14 @@ func (o *Options) putInIndex(ctx context.Context, files map[string]fileState, na
 // set, git is not run.
 func (s fileSnapshot) guardMarks(ctx context.Context, o *Options, files []fileInfo, who string, back []string) ([]string, error) {
 	var found, skip, assume []string
+	var stat *bool // core.ignoreStat, once asked
 	for _, f := range files {
 		set := f.marks &^ s.marks[f.name]
+		if set == assumeUnchanged && !hidesChange(o.Dir, f) && ignoreStat(ctx, o, &stat) {
+			// Git's own: with core.ignoreStat, git marks every file it
+			// adds so, staged as it is on disk.
+			set = 0
+		}
 		if set == 0 || slices.Contains(back, f.name) {
 			continue
 		}

@@ -662,43 +662,57 @@ func (s fileSnapshot) guardAfter(ctx context.Context, o *Options, who string) ([
 type indexWatch struct {
 	stamp stamp
 	ok    bool // there is a stamp to compare with
+	// listed is git's listing (see gitListing) as the index stood at
+	// listedAt, once it was asked for: untracked and marked share it
+	// while nothing writes the index in between.
+	listed   map[string]listed
+	listedAt stamp
 }
 
 // watchIndex stamps git's index, in a git work tree. The path of the index
 // is known from gitTree's run: no git runs for it.
-func (s fileSnapshot) watchIndex(ctx context.Context, o *Options) indexWatch {
+func (s fileSnapshot) watchIndex(ctx context.Context, o *Options) *indexWatch {
 	if !o.gitTree(ctx) || o.gitIndex == "" {
-		return indexWatch{}
+		return &indexWatch{}
 	}
 	st, ok := stampOf(o.gitIndex)
-	return indexWatch{stamp: st, ok: ok}
+	return &indexWatch{stamp: st, ok: ok}
 }
 
-// changed reports whether git's index may have changed since w was taken.
-func (w indexWatch) changed(o *Options) bool {
+// since returns git's listing of the files it knows of (see gitListing),
+// by name, when the index changed since w was taken, and nil when it did
+// not. git lists them once for as long as the index stays as it was then.
+func (w *indexWatch) since(ctx context.Context, o *Options) (map[string]listed, error) {
 	if !w.ok {
-		return false
+		return nil, nil
 	}
 	now, ok := stampOf(o.gitIndex)
-	return !ok || now != w.stamp
+	switch {
+	case ok && now == w.stamp:
+		return nil, nil
+	case ok && w.listed != nil && now == w.listedAt:
+		return w.listed, nil
+	}
+	out, err := gitListing(ctx, o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("list the files git knows of: %w", err)
+	}
+	w.listed, w.listedAt = maps.Collect(listing(out)), now
+	return w.listed, nil
 }
 
 // marked clears the marks (see guardMarks) that who, the checks, set on
 // entries of git's index since the snapshot s was taken, a line each for
-// the ledger. The guard after the agent cleared those the agent set: the
-// index is listed, only when it changed since w was taken.
-func (w indexWatch) marked(ctx context.Context, o *Options, s fileSnapshot, who string) ([]string, error) {
-	if !w.changed(o) {
-		return nil, nil
-	}
-	out, err := git(ctx, o.Dir, "ls-files", "-z", "-v", "--stage", "--cached", "--", ".")
-	if err != nil {
-		return nil, fmt.Errorf("list git's index: %w", err)
+// the ledger. The guard after the agent cleared those the agent set.
+func (w *indexWatch) marked(ctx context.Context, o *Options, s fileSnapshot, who string) ([]string, error) {
+	now, err := w.since(ctx, o)
+	if err != nil || now == nil {
+		return nil, err
 	}
 	// Only the files marked since are looked at on disk: gone, one is not
 	// listed (see gitFiles).
 	var files []fileInfo
-	for name, e := range listing(out) {
+	for name, e := range now {
 		if e.marks&^s.marks[name] == 0 {
 			continue
 		}
@@ -718,42 +732,25 @@ func (s fileSnapshot) trackedTest(name string) bool {
 
 // untracked returns the test files of s that git tracked and that, since
 // w was taken, were taken out of git's index and are ignored by git: gone
-// from git's listing of the files it knows of (see gitListing), as they
-// are to the agent's guard. Nothing when the index is as it was.
-func (w indexWatch) untracked(ctx context.Context, o *Options, s fileSnapshot) (map[string]bool, error) {
-	if !w.changed(o) {
-		return nil, nil
-	}
-	// The directories of the tracked test files only: most of a large
-	// project is not looked through.
-	var dirs []string
+// from git's listing of the files it knows of, as they are to the agent's
+// guard. Nothing when the index is as it was.
+func (w *indexWatch) untracked(ctx context.Context, o *Options, s fileSnapshot) (map[string]bool, error) {
+	tracked := false
 	for name := range s.tests {
-		if s.trackedTest(name) {
-			dirs = append(dirs, parentDir(name))
+		if tracked = s.trackedTest(name); tracked {
+			break
 		}
 	}
-	if len(dirs) == 0 {
+	if !tracked {
 		return nil, nil
 	}
-	slices.Sort(dirs)
-	args := []string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}
-	for _, dir := range slices.Compact(dirs) {
-		if dir == "" {
-			dir = "."
-		}
-		args = append(args, ":(literal)"+dir)
-	}
-	out, err := git(ctx, o.Dir, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list the test files git knows of: %w", err)
-	}
-	known := map[string]bool{}
-	for name := range strings.SplitSeq(out, "\x00") {
-		known[name] = true
+	now, err := w.since(ctx, o)
+	if err != nil || now == nil {
+		return nil, err
 	}
 	untracked := map[string]bool{}
 	for name := range s.tests {
-		if s.trackedTest(name) && !known[name] {
+		if _, known := now[name]; s.trackedTest(name) && !known {
 			untracked[name] = true
 		}
 	}

@@ -586,3 +586,38 @@ func allocated() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc
 }
+
+// TestIndexWatchListsOnce: checks that write git's index (a check's git
+// status does) have the guard after them list the files git knows of
+// once, for the test files taken out of the index and the marks set
+// alike; and a test file taken out is found, a mark set is cleared.
+func TestIndexWatchListsOnce(t *testing.T) {
+	_, work := gitRepo(t, map[string]string{"app.txt": "app\n", "tests/a_test.sh": "true\n"})
+	log := loggingGit(t)
+	ctx := context.Background()
+	o := &Options{Dir: work}
+	entry := mustGit(t, work, "ls-files", "--stage", "tests/a_test.sh")
+	meta, _, _ := strings.Cut(entry, "\t")
+	s := fileSnapshot{tests: map[string]fileState{"tests/a_test.sh": {index: stageZero(meta)}}}
+	w := s.watchIndex(ctx, o)
+	// The checks: a test file out of the index, ignored; a file marked.
+	mustGit(t, work, "rm", "-q", "--cached", "tests/a_test.sh")
+	if err := os.WriteFile(filepath.Join(work, ".gitignore"), []byte("tests/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, work, "update-index", "--skip-worktree", "app.txt")
+	if err := os.Truncate(log, 0); err != nil {
+		t.Fatal(err)
+	}
+	untracked, err := w.untracked(ctx, o, s)
+	if err != nil || !untracked["tests/a_test.sh"] {
+		t.Errorf("untracked = %v (%v), want tests/a_test.sh", untracked, err)
+	}
+	marked, err := w.marked(ctx, o, s, byChecks)
+	if err != nil || len(marked) != 1 || !strings.HasPrefix(marked[0], "app.txt: the checks marked this file skip-worktree") {
+		t.Errorf("marked = %q (%v), want app.txt's line", marked, err)
+	}
+	if n, ran := gitRuns(t, log, " ls-files "); n != 1 {
+		t.Errorf("git ls-files ran %d times, want 1; git ran:\n%s", n, ran)
+	}
+}

@@ -2,6 +2,8 @@ package loop
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,17 +41,7 @@ func TestGitMessageBounded(t *testing.T) {
 // tree ignores, the warning says so, and git is asked once whether it
 // ignores it, not again for the warning.
 func TestConfigWarningsIgnoredDir(t *testing.T) {
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("needs git")
-	}
-	// A git that notes its arguments, outside the work tree.
-	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "git.log")
-	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	log := loggingGit(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "proj")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -66,13 +58,37 @@ func TestConfigWarningsIgnoredDir(t *testing.T) {
 	if len(ws) != 1 || !strings.Contains(ws[0], "git ignores") {
 		t.Errorf("configWarnings = %q, want the one that git ignores the directory", ws)
 	}
-	data, err := os.ReadFile(log)
+	if n, ran := gitRuns(t, log, " check-ignore "); n != 1 {
+		t.Errorf("git check-ignore ran %d times, want 1; git ran:\n%s", n, ran)
+	}
+}
+
+// loggingGit puts first in $PATH, for the test, a git that notes its
+// arguments, a line a run, in the file whose path it returns.
+func loggingGit(t *testing.T) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
 	if err != nil {
+		t.Skip("needs git")
+	}
+	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "git.log")
+	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), " check-ignore "); n != 1 {
-		t.Errorf("git check-ignore ran %d times, want 1; git ran:\n%s", n, data)
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// gitRuns counts the runs that loggingGit's log has with what in their
+// arguments, and returns the log.
+func gitRuns(t *testing.T, log, what string) (int, string) {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
+	return strings.Count(string(data), what), string(data)
 }
 
 // TestDetachedReftable: in a repository whose refs git keeps in a reftable

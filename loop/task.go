@@ -83,14 +83,16 @@ func (o *Options) waitingForPRD() {
 	if who != progress.NoHolder {
 		pid = holderPID(filepath.Dir(path))
 	}
+	var holder string
 	switch who {
 	case progress.LoopHolder:
-		o.warn("waiting for the lock on %s, which the `ralph loop` running in %s%s holds while it starts or records an iteration; the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, o.Dir, pid)
+		holder = fmt.Sprintf("the `ralph loop` running in %s%s holds while it starts or records an iteration", o.Dir, pid)
 	case progress.BriefHolder:
-		o.warn("waiting for the lock on %s, which a `ralph task` edit%s holds while it records the iteration a stopped ralph left open in %s; the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, pid, o.Dir)
+		holder = fmt.Sprintf("a `ralph task` edit%s holds while it records the iteration a stopped ralph left open in %s", pid, o.Dir)
 	default:
-		o.warn("waiting for the lock on %s, which another process holds (no `ralph loop` runs in %s: another `ralph task` edit, say); the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, o.Dir)
+		holder = fmt.Sprintf("another process holds (no `ralph loop` runs in %s: another `ralph task` edit, say)", o.Dir)
 	}
+	o.warn("waiting for the lock on %s, which %s; the edit is made once it lets go (Ctrl-C gives the edit up, changing nothing)", PRDFile, holder)
 }
 
 // holderPID names the process other than this one that holds the

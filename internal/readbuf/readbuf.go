@@ -42,24 +42,11 @@ func Open(path string) (*os.File, error) {
 // which a regular file refuses) and a finalizer.
 func Descriptor(path string) (int, error) { return open(path) }
 
-// IsFile reports whether the descriptor fd is the file at path, which a
-// rename may have replaced since it was opened. Errors are *fs.PathError.
-func IsFile(fd int, path string) (bool, error) {
-	var held, now syscall.Stat_t
-	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &held) }); err != nil {
-		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if err := ignoringEINTR(func() error { return syscall.Stat(path, &now) }); err != nil {
-		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	return held.Dev == now.Dev && held.Ino == now.Ino, nil
-}
-
 // Resolve returns the path of the file the descriptor fd is, when the file
 // at path is still that file (path itself), or a link that leads to it
 // (then the file's path, through every link): "" when a rename replaced
 // it, or the link was changed, since fd was opened. Where path is no link
-// it takes the system calls IsFile takes. Errors are *fs.PathError.
+// it takes two system calls (fstat, lstat). Errors are *fs.PathError.
 func Resolve(fd int, path string) (string, error) {
 	var held, now syscall.Stat_t
 	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &held) }); err != nil {

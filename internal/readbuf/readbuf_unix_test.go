@@ -52,9 +52,9 @@ func TestReadFileRefusesPipe(t *testing.T) {
 	}
 }
 
-// TestIsFile: a descriptor is the file at its path until a rename replaces
-// that file; a path that is gone is an error that names it.
-func TestIsFile(t *testing.T) {
+// TestResolveRenamed: a descriptor is the file at its path until a rename
+// replaces that file; a path that is gone is an error that names it.
+func TestResolveRenamed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
@@ -65,8 +65,8 @@ func TestIsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Close(fd)
-	if same, err := IsFile(fd, path); !same || err != nil {
-		t.Errorf("IsFile of the file just opened: %v, %v; want true", same, err)
+	if got, err := Resolve(fd, path); got != path || err != nil {
+		t.Errorf("Resolve of the file just opened: %q, %v; want %q", got, err, path)
 	}
 	other := filepath.Join(dir, "g")
 	if err := os.WriteFile(other, []byte("new"), 0o644); err != nil {
@@ -75,15 +75,15 @@ func TestIsFile(t *testing.T) {
 	if err := os.Rename(other, path); err != nil {
 		t.Fatal(err)
 	}
-	if same, err := IsFile(fd, path); same || err != nil {
-		t.Errorf("IsFile after a rename over the path: %v, %v; want false", same, err)
+	if got, err := Resolve(fd, path); got != "" || err != nil {
+		t.Errorf("Resolve after a rename over the path: %q, %v; want \"\"", got, err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	var pe *fs.PathError
-	if same, err := IsFile(fd, path); same || !errors.As(err, &pe) || pe.Path != path {
-		t.Errorf("IsFile of a removed path: %v, %v; want an error naming %s", same, err, path)
+	if got, err := Resolve(fd, path); got != "" || !errors.As(err, &pe) || pe.Path != path {
+		t.Errorf("Resolve of a removed path: %q, %v; want an error naming %s", got, err, path)
 	}
 }
 

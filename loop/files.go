@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/glob"
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -895,14 +896,10 @@ func onDisk(dir, name string, st fileState, entry string) bool {
 }
 
 // ignoreStat reports whether git's core.ignoreStat is set in the work
-// tree, asking git the first time only (*known is its answer then).
-func ignoreStat(ctx context.Context, o *Options, known **bool) bool {
-	if *known == nil {
-		out, err := git(ctx, o.Dir, "config", "--bool", "core.ignoreStat")
-		on := err == nil && strings.TrimSpace(out) == "true"
-		*known = &on
-	}
-	return **known
+// tree.
+func ignoreStat(ctx context.Context, o *Options) bool {
+	out, err := git(ctx, o.Dir, "config", "--bool", "core.ignoreStat")
+	return err == nil && strings.TrimSpace(out) == "true"
 }
 
 // hidesChange reports whether f's entry in git's index, as a listing after
@@ -977,10 +974,11 @@ func (o *Options) putInIndex(ctx context.Context, files map[string]fileState, na
 // set, git is not run.
 func (s fileSnapshot) guardMarks(ctx context.Context, o *Options, files []fileInfo, who string, back []string) ([]string, error) {
 	var found, skip, assume []string
-	var stat *bool // core.ignoreStat, once asked
+	// Asked once, and only when such a mark is found.
+	ignoresStat := sync.OnceValue(func() bool { return ignoreStat(ctx, o) })
 	for _, f := range files {
 		set := f.marks &^ s.marks[f.name]
-		if set == assumeUnchanged && !hidesChange(o.Dir, f) && ignoreStat(ctx, o, &stat) {
+		if set == assumeUnchanged && !hidesChange(o.Dir, f) && ignoresStat() {
 			// Git's own: with core.ignoreStat, git marks every file it
 			// adds so, staged as it is on disk.
 			set = 0
